@@ -1,0 +1,23 @@
+module github.com/saguaro-go/saguaro
+
+go 1.25.0
+
+require (
+	github.com/MicahParks/jwkset v0.11.4 // indirect
+	github.com/MicahParks/keyfunc/v3 v3.9.2 // indirect
+	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	github.com/go-chi/cors v1.2.2 // indirect
+	github.com/go-chi/httplog/v3 v3.3.0 // indirect
+	github.com/go-chi/httprate v0.16.1 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	github.com/zeebo/xxh3 v1.0.2 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
