@@ -1,0 +1,308 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// NoLeeway, as Options.Leeway, turns the clock-skew allowance off.
+const NoLeeway time.Duration = -1
+
+// Options configures a [Verifier]. Pass it by pointer to [NewVerifier]; it
+// is copied, never modified, and may be reused. A nil *Options is the zero
+// Options, which NewVerifier refuses: Resource, Issuer and at least one key
+// source have no safe default.
+type Options struct {
+	// Resource is this server's canonical resource URL, e.g.
+	// "https://api.example.com/mcp" (RFC 8707). A token is accepted only
+	// if its aud equals it or is an array containing it. Compared
+	// exactly: "https://api.example.com/mcp/" is another resource.
+	// Required.
+	Resource string
+
+	// Issuer is the authorization server's issuer identifier; iss must
+	// equal it exactly. Required.
+	Issuer string
+
+	// Keys are static verification keys (see [Key]).
+	Keys []Key
+
+	// JWKS, if set, adds a remote key set (see [JWKSOptions]).
+	JWKS *JWKSOptions
+
+	// ResourceMetadataURL is sent as resource_metadata in every challenge.
+	// Default: [MetadataURL] of Resource, which is where [MountMetadata]
+	// serves the RFC 9728 document.
+	ResourceMetadataURL string
+
+	// Leeway is the clock skew allowed on exp, nbf and iat. Default 30s;
+	// at most 5m; [NoLeeway] for none.
+	Leeway time.Duration
+
+	// MaxTokenBytes bounds the token length; longer tokens are refused as
+	// malformed before any decoding. Default 8192.
+	MaxTokenBytes int
+
+	// Now replaces time.Now, for tests.
+	Now func() time.Time
+}
+
+// Verifier checks bearer tokens. Build one at startup with [NewVerifier],
+// install [Verifier.Handler] as middleware, and put an enforcer
+// ([Required], [RequireScopes]) where a route needs a token. It is safe for
+// concurrent use. Call [Verifier.Close] when done if it has a JWKS.
+type Verifier struct {
+	keys      []Key
+	jwks      *keySet
+	parser    *jwt.Parser
+	challenge *challenger
+	maxToken  int
+	resource  string
+	issuer    string
+}
+
+// NewVerifier validates opts and builds a Verifier. Every configuration
+// mistake is reported here, wrapped in [ErrOptions]; nothing is checked per
+// request.
+//
+// When opts.JWKS is set, NewVerifier fetches the key set once (bounded by
+// JWKSOptions.FetchTimeout) and starts its background refresher, which runs
+// until ctx is done or Close is called. Pitfall: pass a context that lives
+// as long as the server (not a request's), or the refresher stops early;
+// tokens then still verify against the cached keys and unknown kids still
+// refresh on demand.
+func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrOptions)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkResourceURL(o.Resource); err != nil {
+		return nil, fmt.Errorf("%w: Resource: %w", ErrOptions, err)
+	}
+	if o.Issuer == "" {
+		return nil, fmt.Errorf("%w: Issuer is required", ErrOptions)
+	}
+	if len(o.Keys) == 0 && o.JWKS == nil {
+		return nil, fmt.Errorf("%w: no keys: set Keys or JWKS", ErrOptions)
+	}
+	switch {
+	case o.Leeway == NoLeeway:
+		o.Leeway = 0
+	case o.Leeway == 0:
+		o.Leeway = 30 * time.Second
+	case o.Leeway < 0 || o.Leeway > 5*time.Minute:
+		return nil, fmt.Errorf("%w: Leeway %v is outside 0..5m", ErrOptions, o.Leeway)
+	}
+	switch {
+	case o.MaxTokenBytes == 0:
+		o.MaxTokenBytes = 8192
+	case o.MaxTokenBytes < 0:
+		return nil, fmt.Errorf("%w: MaxTokenBytes is negative", ErrOptions)
+	}
+	if o.ResourceMetadataURL == "" {
+		u, err := MetadataURL(o.Resource)
+		if err != nil {
+			return nil, err
+		}
+		o.ResourceMetadataURL = u
+	} else if u, err := url.Parse(o.ResourceMetadataURL); err != nil || !u.IsAbs() {
+		return nil, fmt.Errorf("%w: ResourceMetadataURL %q is not an absolute URL", ErrOptions, o.ResourceMetadataURL)
+	}
+
+	v := &Verifier{
+		keys:      slices.Clone(o.Keys),
+		maxToken:  o.MaxTokenBytes,
+		resource:  o.Resource,
+		issuer:    o.Issuer,
+		challenge: &challenger{resourceMetadata: o.ResourceMetadataURL},
+	}
+	var algs []string
+	for _, k := range v.keys {
+		if err := k.validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
+		algs = append(algs, k.alg)
+	}
+	if o.JWKS != nil {
+		ks, err := newKeySet(ctx, o.JWKS)
+		if err != nil {
+			return nil, err
+		}
+		v.jwks = ks
+		algs = append(algs, ks.algs...)
+	}
+	slices.Sort(algs)
+	popts := []jwt.ParserOption{
+		jwt.WithValidMethods(slices.Compact(algs)),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(o.Leeway),
+		jwt.WithIssuer(o.Issuer),
+		jwt.WithAudience(o.Resource),
+	}
+	if o.Now != nil {
+		popts = append(popts, jwt.WithTimeFunc(o.Now))
+	}
+	v.parser = jwt.NewParser(popts...)
+	return v, nil
+}
+
+// Close stops the JWKS refresher, if any. It is safe to call more than
+// once, and the Verifier keeps verifying with the keys it has.
+func (v *Verifier) Close() error {
+	if v.jwks != nil {
+		v.jwks.close()
+	}
+	return nil
+}
+
+// Handler is the verifier middleware. It reads the bearer token from the
+// Authorization header, verifies it, and stores the outcome in the request
+// context: the [Claims] on success, the error otherwise (see
+// [ClaimsFromContext], [ErrorFromContext]). It never rejects a request by
+// itself, so routes where a token is optional still see who is calling;
+// put [Required] or [RequireScopes] after it to reject.
+//
+// Only the Authorization header is read, with a case-insensitive "Bearer"
+// scheme. An access_token query or form parameter is ignored (it leaks
+// into logs and caches), and so are cookies (CSRF). More than one
+// Authorization header is an invalid request (RFC 6750 §3.1, 400), not a
+// choice to make on the client's behalf.
+func (v *Verifier) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := &state{challenge: v.challenge}
+		var tok string
+		tok, st.err = v.extract(r)
+		if st.err == nil {
+			st.claims, st.err = v.Verify(r.Context(), tok)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+	})
+}
+
+// extract returns the bearer token of r, or ErrNoToken or ErrInvalidRequest.
+func (v *Verifier) extract(r *http.Request) (string, error) {
+	vals := r.Header.Values("Authorization")
+	switch len(vals) {
+	case 0:
+		return "", ErrNoToken
+	case 1:
+	default:
+		return "", fmt.Errorf("%w: %d Authorization headers", ErrInvalidRequest, len(vals))
+	}
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", ErrNoToken
+	}
+	tok = strings.TrimLeft(tok, " ")
+	if tok == "" {
+		return "", fmt.Errorf("%w: Bearer scheme without a token", ErrInvalidRequest)
+	}
+	if !isB64Token(tok) {
+		return "", fmt.Errorf("%w: bearer token has characters outside b64token", ErrInvalidRequest)
+	}
+	return tok, nil
+}
+
+// isB64Token reports whether s matches RFC 6750's
+// b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '.', c == '_', c == '~', c == '+', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Verify checks one raw token (without the "Bearer " prefix) and returns
+// its claims, or an error wrapping one of the Err sentinels. ctx bounds
+// any JWKS refresh the token's kid triggers. Handler calls it; call it
+// directly for tokens that do not arrive in a header you control.
+func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
+	if len(token) > v.maxToken {
+		return nil, fmt.Errorf("%w: token is %d bytes, limit %d", ErrMalformed, len(token), v.maxToken)
+	}
+	var tc tokenClaims
+	_, err := v.parser.ParseWithClaims(token, &tc, v.keyfunc(ctx))
+	if err != nil {
+		return nil, classify(err)
+	}
+	return tc.claims(token), nil
+}
+
+// keyfunc picks the keys that may verify a token: the parser has already
+// refused any alg outside the configured set, and here only keys pinned
+// to the token's exact alg are offered.
+func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		alg := t.Method.Alg()
+		kid := ""
+		if raw, ok := t.Header["kid"]; ok {
+			s, ok := raw.(string)
+			if !ok {
+				return nil, fmt.Errorf("%w: kid is not a string", ErrMalformed)
+			}
+			kid = s
+		}
+		var keys []jwt.VerificationKey
+		for _, k := range v.keys {
+			if k.alg != alg {
+				continue
+			}
+			if kid != "" && k.id == kid {
+				return k.key, nil // an exact kid match is the only candidate
+			}
+			if k.id == "" || kid == "" {
+				keys = append(keys, k.key)
+			}
+		}
+		if v.jwks != nil {
+			more, err := v.jwks.lookup(ctx, t)
+			if err != nil && len(keys) == 0 {
+				return nil, err
+			}
+			keys = append(keys, more...)
+		}
+		switch len(keys) {
+		case 0:
+			return nil, fmt.Errorf("%w: no %s key with kid %q", ErrUnknownKey, alg, kid)
+		case 1:
+			return keys[0], nil
+		}
+		return jwt.VerificationKeySet{Keys: keys}, nil
+	}
+}
+
+// checkResourceURL accepts an absolute http(s) URL without a fragment.
+func checkResourceURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return fmt.Errorf("%q is not an absolute http(s) URL", s)
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return errors.New("a resource URL has no fragment (RFC 8707)")
+	}
+	return nil
+}
