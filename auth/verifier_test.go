@@ -275,8 +275,10 @@ func TestNewVerifierRejectsBadOptions(t *testing.T) {
 		"nil ECDSA key":          ok(func(o *auth.Options) { o.Keys = []auth.Key{auth.ECDSAKey(nil)} }),
 		"short Ed25519 key":      ok(func(o *auth.Options) { o.Keys = []auth.Key{auth.Ed25519Key(ed25519.PublicKey{1, 2})} }),
 		"bad JWKS URL":           ok(func(o *auth.Options) { o.JWKS = &auth.JWKSOptions{URL: "not a url"} }),
-		"JWKS with HS256":        ok(func(o *auth.Options) { o.JWKS = &auth.JWKSOptions{URL: "https://x/jwks", Algorithms: []string{"HS256"}} }),
-		"JWKS negative timeout":  ok(func(o *auth.Options) { o.JWKS = &auth.JWKSOptions{URL: "https://x/jwks", LookupTimeout: -1} }),
+		"JWKS with HS256": ok(func(o *auth.Options) {
+			o.JWKS = &auth.JWKSOptions{URL: "https://x/jwks", Algorithms: []string{"HS256"}}
+		}),
+		"JWKS negative timeout": ok(func(o *auth.Options) { o.JWKS = &auth.JWKSOptions{URL: "https://x/jwks", LookupTimeout: -1} }),
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
