@@ -1,0 +1,154 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+type idKind uint8
+
+const (
+	idNone idKind = iota
+	idInt
+	idString
+)
+
+// ID is a JSON-RPC request id: absent, an integer (int64) or a string. It
+// keeps its JSON type, so an id echoed back has the type the client sent.
+// The zero ID is "absent": it marks a notification and encodes as null in
+// an error response. IDs are comparable with ==, so they work as map keys
+// (a string "1" and an integer 1 are different ids).
+type ID struct {
+	kind idKind
+	num  int64
+	str  string
+}
+
+// Int returns an integer id.
+func Int(n int64) ID { return ID{kind: idInt, num: n} }
+
+// StringID returns a string id. Pitfall: to format any id for logs use the
+// ID's String method, which quotes string ids.
+func StringID(s string) ID { return ID{kind: idString, str: s} }
+
+// IsZero reports whether the id is absent (a notification, or null).
+func (id ID) IsZero() bool { return id.kind == idNone }
+
+// IsString reports whether the id is a JSON string.
+func (id ID) IsString() bool { return id.kind == idString }
+
+// IsInt reports whether the id is a JSON integer.
+func (id ID) IsInt() bool { return id.kind == idInt }
+
+// IntValue returns the integer value and true for an integer id.
+func (id ID) IntValue() (int64, bool) { return id.num, id.kind == idInt }
+
+// StringValue returns the string value and true for a string id.
+func (id ID) StringValue() (string, bool) { return id.str, id.kind == idString }
+
+// String formats the id for logs: integers in decimal, strings quoted,
+// absent as "null".
+func (id ID) String() string {
+	switch id.kind {
+	case idInt:
+		return strconv.FormatInt(id.num, 10)
+	case idString:
+		return strconv.Quote(id.str)
+	}
+	return "null"
+}
+
+// AppendJSON appends the id's JSON encoding (null when absent).
+func (id ID) AppendJSON(dst []byte) []byte {
+	switch id.kind {
+	case idInt:
+		return strconv.AppendInt(dst, id.num, 10)
+	case idString:
+		return AppendString(dst, id.str)
+	}
+	return append(dst, "null"...)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (id ID) MarshalJSON() ([]byte, error) { return id.AppendJSON(nil), nil }
+
+// UnmarshalJSON implements json.Unmarshaler with the strict rules of
+// ParseID; null yields the zero ID.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*id = ID{}
+		return nil
+	}
+	v, ok := ParseID(b)
+	if !ok {
+		return errID
+	}
+	*id = v
+	return nil
+}
+
+// ParseID parses a raw JSON value as a request id: a string, or an integer
+// literal (no fraction, no exponent) that fits in int64. Anything else,
+// including null, reports false.
+func ParseID(raw []byte) (ID, bool) {
+	if len(raw) == 0 {
+		return ID{}, false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		s, ok := unquote(raw)
+		if !ok {
+			return ID{}, false
+		}
+		return ID{kind: idString, str: s}, true
+	case c == '-' || (c >= '0' && c <= '9'):
+		if !isIntegerLiteral(raw) {
+			return ID{}, false
+		}
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return ID{}, false
+		}
+		return ID{kind: idInt, num: n}, true
+	}
+	return ID{}, false
+}
+
+// isIntegerLiteral reports whether raw is -?(0|[1-9][0-9]*).
+func isIntegerLiteral(raw []byte) bool {
+	i := 0
+	if raw[0] == '-' {
+		i++
+	}
+	if i == len(raw) {
+		return false
+	}
+	if raw[i] == '0' {
+		return i+1 == len(raw)
+	}
+	for ; i < len(raw); i++ {
+		if raw[i] < '0' || raw[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// unquote decodes a raw JSON string token. The fast path (no escapes)
+// copies once; escapes go through encoding/json.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c < 0x20 {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return string(body), true
+}

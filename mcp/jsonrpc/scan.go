@@ -1,0 +1,141 @@
+package jsonrpc
+
+import "errors"
+
+// The scanner below walks JSON that encoding/json has already validated, so
+// it only needs to find token boundaries; it never recurses.
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && isSpace(data[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string token starting at i.
+func skipString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(data)
+}
+
+// skipValue returns the index just past the value starting at i.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i = skipString(data, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(data)
+	}
+	for i < len(data) {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// errNotObject is returned by EachMember for input that is not an object.
+var errNotObject = errors.New("jsonrpc: not a JSON object")
+
+// EachMember calls fn for each member of the JSON object obj, in order,
+// with the raw key token (quotes included, escapes kept) and the raw value.
+// It stops at the first error fn returns and returns it. Pitfall: obj must
+// be valid JSON (as every Params of a decoded Message is); on other input
+// the result is unspecified but EachMember never panics. Use Key to compare
+// keys that may contain escapes.
+func EachMember(obj []byte, fn func(key, value []byte) error) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return errNotObject
+		}
+		ks := i
+		i = skipString(obj, i)
+		key := obj[ks:i]
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] != ':' {
+			return errNotObject
+		}
+		i = skipSpace(obj, i+1)
+		if i >= len(obj) {
+			return errNotObject
+		}
+		vs := i
+		i = skipValue(obj, i)
+		if err := fn(key, obj[vs:i]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return errNotObject
+		}
+		if obj[i] == '}' {
+			return nil
+		}
+		if obj[i] != ',' {
+			return errNotObject
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return errNotObject
+}
+
+// Key returns the decoded name of a raw key token from EachMember. Without
+// escapes it does not allocate when compared directly:
+// string(key[1:len(key)-1]) == "name". Key handles the escaped forms.
+func Key(raw []byte) string {
+	s, _ := unquote(raw)
+	return s
+}
+
+// KeyIs reports whether the raw key token names want, case-sensitively,
+// decoding escapes only when present.
+func KeyIs(raw []byte, want string) bool {
+	if len(raw) < 2 {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' {
+			return Key(raw) == want
+		}
+	}
+	return string(body) == want
+}
+
+// Unquote decodes a raw JSON string value; false if raw is not a string.
+func Unquote(raw []byte) (string, bool) { return unquote(raw) }
