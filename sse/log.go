@@ -1,0 +1,142 @@
+package sse
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+)
+
+// ErrUnknownID reports a Last-Event-ID that this log never issued: not a
+// number, or newer than the newest event. Treat it like a fresh connection.
+var ErrUnknownID = errors.New("sse: unknown event id")
+
+// ErrEvicted reports that events after the given id were dropped from the
+// log to respect its bounds: the client missed events that cannot be
+// replayed. [Log.Since] still returns what the log holds.
+var ErrEvicted = errors.New("sse: events after this id are no longer in the log")
+
+// LogOptions bounds a Log. Zero fields take the defaults.
+type LogOptions struct {
+	// MaxEvents is the most events kept; default 1024.
+	MaxEvents int
+	// MaxBytes is the most bytes of id, event name and data kept; default
+	// 1 MiB. The newest event is always kept, even when it alone is larger.
+	MaxBytes int
+}
+
+// Log is a bounded replay log: it numbers the events it is given with
+// monotonic ids ("1", "2", …) and keeps the newest ones, within a count and
+// a byte budget, for clients that reconnect with Last-Event-ID.
+//
+// A Log is safe for concurrent use. Ids are unique within one Log only; a
+// restarted process starts again at 1, so a Last-Event-ID from before the
+// restart can look valid: give each Log's ids a distinct meaning (a stream
+// name in the URL or the event) where that matters.
+type Log struct {
+	mu       sync.Mutex
+	ring     []Event
+	head     int // index of the oldest event
+	n        int // events held
+	bytes    int
+	last     uint64 // id of the newest event ever appended
+	maxBytes int
+}
+
+// NewLog returns an empty Log with the given bounds (nil for defaults).
+func NewLog(opts *LogOptions) *Log {
+	var o LogOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = 1024
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 1 << 20
+	}
+	return &Log{ring: make([]Event, o.MaxEvents), maxBytes: o.MaxBytes}
+}
+
+func size(e *Event) int { return len(e.ID) + len(e.Event) + len(e.Data) }
+
+// Append assigns the event the next id, stores it, and returns it with the
+// id set. The log keeps the event's Data slice: do not modify it afterwards.
+func (l *Log) Append(e Event) Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last++
+	e.ID = strconv.FormatUint(l.last, 10)
+	if l.n == len(l.ring) {
+		l.dropOldest()
+	}
+	l.ring[(l.head+l.n)%len(l.ring)] = e
+	l.n++
+	l.bytes += size(&e)
+	for l.bytes > l.maxBytes && l.n > 1 {
+		l.dropOldest()
+	}
+	return e
+}
+
+func (l *Log) dropOldest() {
+	l.bytes -= size(&l.ring[l.head])
+	l.ring[l.head] = Event{}
+	l.head = (l.head + 1) % len(l.ring)
+	l.n--
+}
+
+// LastID returns the id of the newest event, or "" when nothing was
+// appended.
+func (l *Log) LastID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == 0 {
+		return ""
+	}
+	return strconv.FormatUint(l.last, 10)
+}
+
+// Len returns how many events the log holds.
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// Since returns the events after lastID, oldest first. An empty lastID
+// returns every event held. With [ErrEvicted] it still returns the events it
+// holds (the client then knows it has a gap); with [ErrUnknownID] it returns
+// none.
+func (l *Log) Since(lastID string) ([]Event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sinceLocked(lastID)
+}
+
+func (l *Log) sinceLocked(lastID string) ([]Event, error) {
+	var after uint64
+	if lastID != "" {
+		n, err := strconv.ParseUint(lastID, 10, 64)
+		if err != nil || n > l.last {
+			return nil, ErrUnknownID
+		}
+		after = n
+	}
+	oldest := l.last - uint64(l.n) + 1 // id of ring[head] when n > 0
+	var err error
+	if lastID != "" && after+1 < oldest {
+		err = ErrEvicted
+	}
+	skip := 0
+	if after >= oldest {
+		skip = int(after - oldest + 1)
+	}
+	if skip >= l.n {
+		return nil, err
+	}
+	out := make([]Event, 0, l.n-skip)
+	for i := skip; i < l.n; i++ {
+		out = append(out, l.ring[(l.head+i)%len(l.ring)])
+	}
+	return out, err
+}

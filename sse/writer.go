@@ -1,0 +1,231 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrClosed reports a write to a Writer after an earlier write failed.
+var ErrClosed = errors.New("sse: stream closed")
+
+// WriterOptions configures a Writer. The zero value (or nil) uses the
+// defaults.
+type WriterOptions struct {
+	// Status is the response status; default 200.
+	Status int
+	// WriteTimeout bounds each write and flush, so a client that stopped
+	// reading cannot hold the handler forever; default 10s, negative means
+	// none. It uses http.ResponseController.SetWriteDeadline, silently
+	// skipped where the writer does not support deadlines.
+	WriteTimeout time.Duration
+	// Retry, when positive, is sent as a retry field right after the
+	// headers.
+	Retry time.Duration
+}
+
+// Writer writes events to one HTTP response.
+//
+// A Writer is safe for concurrent use: frames written from several
+// goroutines never interleave. After the first failed write every later
+// write returns the same error without touching the connection.
+type Writer struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	mu      sync.Mutex
+	buf     []byte
+	err     error
+}
+
+// Headers sets the response headers an event stream needs on h:
+// Content-Type text/event-stream, Cache-Control no-cache, and
+// X-Accel-Buffering no (nginx otherwise buffers the stream). It removes
+// Content-Length, which a stream cannot have.
+func Headers(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Del("Content-Length")
+}
+
+// NewWriter starts an event stream on w: it sets the headers (see
+// [Headers]), writes the status explicitly and flushes, so the client and
+// any proxy see the stream open at once.
+//
+// The status is written before the first flush on purpose: chi's Compress
+// middleware decides in WriteHeader whether to compress, and a flush that
+// bypasses it sends plain headers followed by compressed bytes.
+//
+// NewWriter fails when w cannot flush (http.TimeoutHandler's writer, for
+// one); nothing has been written then, so the caller can still answer 500.
+func NewWriter(w http.ResponseWriter, opts *WriterOptions) (*Writer, error) {
+	var o WriterOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Status == 0 {
+		o.Status = http.StatusOK
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if !canFlush(w) {
+		return nil, http.ErrNotSupported
+	}
+	sw := &Writer{w: w, rc: http.NewResponseController(w), timeout: o.WriteTimeout}
+	Headers(w.Header())
+	w.WriteHeader(o.Status)
+	if o.Retry > 0 {
+		sw.buf = AppendRetry(sw.buf[:0], o.Retry)
+		return sw, sw.writeLocked()
+	}
+	return sw, sw.flushLocked()
+}
+
+// canFlush reports whether w, or a writer it wraps, can flush.
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(http.Flusher); ok {
+			return true
+		}
+		if _, ok := w.(interface{ FlushError() error }); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// Send writes one event and flushes it.
+func (w *Writer) Send(e *Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	var err error
+	w.buf, err = e.AppendTo(w.buf[:0])
+	if err != nil {
+		return err
+	}
+	return w.writeLocked()
+}
+
+// Comment writes a comment and flushes it. Clients ignore comments; they
+// keep connections open through proxies and detect dead peers.
+func (w *Writer) Comment(text string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = AppendComment(w.buf[:0], text)
+	return w.writeLocked()
+}
+
+// WriteFrame writes bytes already framed (by [Event.AppendTo] or
+// [AppendComment]) and flushes them. The caller is responsible for the
+// framing.
+func (w *Writer) WriteFrame(frame []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(w.buf[:0], frame...)
+	return w.writeLocked()
+}
+
+// Err returns the error that closed the stream, or nil.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Close clears the write deadline so a kept-alive connection's next response
+// is not cut by it, and marks the Writer closed.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timeout > 0 {
+		_ = w.rc.SetWriteDeadline(time.Time{})
+	}
+	if w.err == nil {
+		w.err = ErrClosed
+	}
+	return nil
+}
+
+func (w *Writer) writeLocked() error {
+	w.deadline()
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = err
+		return err
+	}
+	return w.flushLocked()
+}
+
+func (w *Writer) flushLocked() error {
+	w.deadline()
+	if err := w.rc.Flush(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+func (w *Writer) deadline() {
+	if w.timeout > 0 {
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	}
+}
+
+// KeepAlive copies events from the channel to the stream until ctx ends,
+// the channel closes, or a write fails, and writes a comment whenever the
+// stream has been idle for interval (none when interval is not positive).
+// It returns nil when the channel closes, ctx's error when ctx ends, and
+// the write error otherwise.
+func (w *Writer) KeepAlive(ctx context.Context, interval time.Duration, events <-chan Event) error {
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if err := w.Send(&e); err != nil {
+				return err
+			}
+		case <-tick:
+			if err := w.Comment(""); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// LastEventID returns the request's Last-Event-ID header, or "" when it is
+// absent or holds characters no id can have (CR, LF, NUL), so a forged
+// header never reaches a replay lookup.
+func LastEventID(r *http.Request) string {
+	id := r.Header.Get("Last-Event-ID")
+	if strings.ContainsAny(id, "\r\n\x00") {
+		return ""
+	}
+	return id
+}
