@@ -187,3 +187,10 @@ func mustRSA(t testing.TB) *rsa.PrivateKey {
 	require.NoError(t, err)
 	return k
 }
+
+func mustEC(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	return k
+}
