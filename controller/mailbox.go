@@ -1,0 +1,195 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrClosed reports a send to a mailbox whose loop has ended (or whose
+// request was answered without a loop).
+var ErrClosed = errors.New("controller: mailbox closed")
+
+// ErrMailboxFull reports a send to a full mailbox. Under
+// [OverflowDisconnect] the loop is also ended with a [Disconnect] carrying
+// this error.
+var ErrMailboxFull = errors.New("controller: mailbox full")
+
+// Overflow is what a full mailbox does with a message that does not fit.
+type Overflow int
+
+const (
+	// OverflowReject refuses the message: Send returns [ErrMailboxFull] and
+	// the loop goes on with what it has. The sender decides what the loss
+	// means. This is the default.
+	OverflowReject Overflow = iota
+	// OverflowDisconnect refuses the message and ends the loop, as if the
+	// client had gone away: HandleInfo gets one [Disconnect] with
+	// [ErrMailboxFull]. Use it where a client that cannot keep up should
+	// reconnect (and replay) rather than silently miss messages.
+	OverflowDisconnect
+)
+
+// Mailbox is a connection's inbox, the Go form of the Erlang process a
+// stream is served by: any goroutine may send it messages, and the
+// connection's loop handles them one at a time, in order.
+//
+// All methods are safe for concurrent use, and none of them blocks except
+// [Mailbox.SendContext].
+type Mailbox struct {
+	ch       chan any
+	mon      chan any
+	done     chan struct{}
+	kill     chan struct{}
+	closed   atomic.Bool
+	overflow Overflow
+
+	mu       sync.Mutex
+	killed   bool
+	deferred []func()
+	tick     *time.Ticker
+	tickInfo any
+}
+
+func newMailbox(size int, overflow Overflow) *Mailbox {
+	return &Mailbox{
+		ch:       make(chan any, size),
+		mon:      make(chan any),
+		done:     make(chan struct{}),
+		kill:     make(chan struct{}),
+		overflow: overflow,
+	}
+}
+
+// Send queues info for the loop. It never blocks: it returns [ErrClosed]
+// when the loop has ended and [ErrMailboxFull] when the mailbox is full
+// (see [Overflow]). A nil error means the message was queued, not that it
+// was handled; a loop that ends first drops what is still queued.
+func (m *Mailbox) Send(info any) error {
+	if m.closed.Load() {
+		return ErrClosed
+	}
+	select {
+	case m.ch <- info:
+		if m.closed.Load() {
+			return ErrClosed
+		}
+		return nil
+	default:
+	}
+	if m.overflow == OverflowDisconnect {
+		m.mu.Lock()
+		if !m.killed {
+			m.killed = true
+			close(m.kill)
+		}
+		m.mu.Unlock()
+	}
+	return ErrMailboxFull
+}
+
+// SendContext queues info, waiting for room while the mailbox is full. It
+// returns ctx's error if ctx ends first and [ErrClosed] if the loop ends
+// first. Use it for a message that must not be dropped, such as a final
+// result, from a goroutine that can afford to wait.
+func (m *Mailbox) SendContext(ctx context.Context, info any) error {
+	if m.closed.Load() {
+		return ErrClosed
+	}
+	select {
+	case m.ch <- info:
+		if m.closed.Load() {
+			return ErrClosed
+		}
+		return nil
+	case <-m.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Done is closed when the mailbox closes: its loop ended, or its request
+// was answered without a loop.
+func (m *Mailbox) Done() <-chan struct{} { return m.done }
+
+// Monitor delivers info to the loop once done is closed, like an Erlang
+// monitor's DOWN message: how a stream learns that the thing feeding it
+// (a session, a subscription) has ended. The message does not count
+// against the mailbox bound and is never refused. A monitor costs one
+// goroutine until done closes or the mailbox closes.
+func (m *Mailbox) Monitor(done <-chan struct{}, info any) {
+	if m.closed.Load() {
+		return
+	}
+	go func() {
+		select {
+		case <-done:
+			select {
+			case m.mon <- info:
+			case <-m.done:
+			}
+		case <-m.done:
+		}
+	}()
+}
+
+// Every delivers info to the loop every d, for keep-alives and periodic
+// work, until the mailbox closes. A tick that finds the loop busy is
+// skipped rather than queued. Calling Every again replaces the previous
+// timer; it must be called before the loop starts (in Handle).
+func (m *Mailbox) Every(d time.Duration, info any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tick != nil {
+		m.tick.Stop()
+	}
+	m.tick = time.NewTicker(d)
+	m.tickInfo = info
+}
+
+// Defer registers fn to run once when the mailbox closes, whatever ended
+// the loop (a stop, a disconnect, a panic). Functions run in the reverse
+// order of registration on the connection's goroutine. Registering on a
+// closed mailbox runs fn at once.
+func (m *Mailbox) Defer(fn func()) {
+	m.mu.Lock()
+	if !m.closed.Load() {
+		m.deferred = append(m.deferred, fn)
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	fn()
+}
+
+func (m *Mailbox) ticker() (<-chan time.Time, any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tick == nil {
+		return nil, nil
+	}
+	return m.tick.C, m.tickInfo
+}
+
+// close ends the mailbox: later sends fail, monitors and the ticker stop,
+// deferred functions run.
+func (m *Mailbox) close() {
+	m.mu.Lock()
+	if m.closed.Swap(true) {
+		m.mu.Unlock()
+		return
+	}
+	close(m.done)
+	if m.tick != nil {
+		m.tick.Stop()
+	}
+	deferred := m.deferred
+	m.deferred = nil
+	m.mu.Unlock()
+	for i := len(deferred) - 1; i >= 0; i-- {
+		deferred[i]()
+	}
+}

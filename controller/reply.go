@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reply is what a controller answers with: build one with [Buffered],
+// [JSON], [Status], [MethodNotAllowed], [Stream] or [Loop]. The set is
+// closed; other packages cannot add kinds.
+type Reply interface {
+	serve(c *conn)
+}
+
+// conn is one request's connection while its reply is served.
+type conn struct {
+	w   http.ResponseWriter
+	r   *http.Request
+	req *Request
+	h   *handler
+	rc  *http.ResponseController
+	// wrote is set once the status is on the wire; a panic after that can
+	// no longer become a 500.
+	wrote bool
+	err   error
+}
+
+func (c *conn) writeHead(status int, header http.Header) {
+	dst := c.w.Header()
+	for k, v := range header {
+		dst[k] = v
+	}
+	c.w.WriteHeader(status)
+	c.wrote = true
+}
+
+// write writes p and flushes it, with the write deadline, and remembers the
+// first error: after it every write fails the same way.
+func (c *conn) write(p []byte) error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.rc == nil {
+		c.rc = http.NewResponseController(c.w)
+	}
+	if t := c.h.opts.WriteTimeout; t > 0 {
+		_ = c.rc.SetWriteDeadline(time.Now().Add(t))
+	}
+	if len(p) > 0 {
+		if _, err := c.w.Write(p); err != nil {
+			c.err = err
+			return err
+		}
+	}
+	// Flush errors are not reliable behind wrappers that implement only
+	// Flush, such as chi's; the next write reports the failure instead.
+	if err := c.rc.Flush(); err != nil {
+		c.err = err
+	}
+	return c.err
+}
+
+// finish clears the write deadline so a kept-alive connection's next
+// response is not cut by it.
+func (c *conn) finish() {
+	if c.rc != nil && c.h.opts.WriteTimeout > 0 {
+		_ = c.rc.SetWriteDeadline(time.Time{})
+	}
+}
+
+// recoverStream handles a panic in a stream function or a loop handler:
+// before the status it becomes a 500; after it, the connection is aborted.
+func (c *conn) recoverStream() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	c.h.logPanic(c.r, v)
+	if !c.wrote {
+		internalError().serve(c)
+		return
+	}
+	c.req.release()
+	// The response is under way: the only honest signal left is to cut
+	// the connection, which net/http does quietly for ErrAbortHandler.
+	panic(http.ErrAbortHandler)
+}
+
+type buffered struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// Buffered replies with a status, headers and a body sent at once, with
+// Content-Length set. header may be nil.
+func Buffered(status int, header http.Header, body []byte) Reply {
+	return &buffered{status: status, header: header, body: body}
+}
+
+// Status replies with a status and an empty body.
+func Status(status int) Reply { return &buffered{status: status} }
+
+// MethodNotAllowed replies 405 with the Allow header listing the methods
+// that would have been accepted.
+func MethodNotAllowed(allowed ...string) Reply {
+	return &buffered{status: http.StatusMethodNotAllowed,
+		header: http.Header{"Allow": {strings.Join(allowed, ", ")}}}
+}
+
+func (b *buffered) serve(c *conn) {
+	h := c.w.Header()
+	for k, v := range b.header {
+		h[k] = v
+	}
+	h.Set("Content-Length", strconv.Itoa(len(b.body)))
+	c.w.WriteHeader(b.status)
+	c.wrote = true
+	if len(b.body) > 0 {
+		_, _ = c.w.Write(b.body)
+	}
+}
+
+type jsonReply struct {
+	status int
+	v      any
+}
+
+// JSON replies with v encoded as JSON (Content-Type application/json). The
+// value is encoded when the reply is served; a value that cannot be
+// encoded is logged and answered with a 500.
+func JSON(status int, v any) Reply { return &jsonReply{status: status, v: v} }
+
+func (j *jsonReply) serve(c *conn) {
+	body, err := json.Marshal(j.v)
+	if err != nil {
+		c.h.opts.Logger.ErrorContext(c.r.Context(), "controller: JSON reply not encodable",
+			slog.String("path", c.r.URL.Path), slog.Any("error", err))
+		internalError().serve(c)
+		return
+	}
+	body = append(body, '\n')
+	Buffered(j.status, http.Header{"Content-Type": {"application/json"}}, body).serve(c)
+}
