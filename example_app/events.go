@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/sse"
+)
+
+// feedTopic is the hub topic every /events stream listens to.
+const feedTopic = "feed"
+
+// tickInterval is how often each stream receives a server tick.
+const tickInterval = time.Second
+
+// tick is the timer message a feed loop receives every tickInterval.
+type tick struct{}
+
+// hubGone is the message a feed loop receives when its hub subscription
+// ends (the hub closed, or the client fell too far behind).
+type hubGone struct{}
+
+// eventRoutes serves the live feed:
+//
+//	GET  /events            Server-Sent Events: a "tick" every second and
+//	                        every broadcast; resumes after Last-Event-ID.
+//	POST /events/broadcast  the request body is sent to every open stream.
+func (a *app) eventRoutes() http.Handler {
+	r := chi.NewRouter()
+	r.Method(http.MethodGet, "/", controller.New(controller.Func(a.feed), &controller.Options{Logger: a.logger}))
+	r.Post("/broadcast", a.broadcast)
+	return r
+}
+
+// feed is the controller of one /events stream. It subscribes the
+// connection's mailbox to the hub, asks for a tick every second, and turns
+// the connection into a loop that frames each message as an event.
+func (a *app) feed(req *controller.Request) controller.Reply {
+	mb := req.Mailbox()
+	sub, err := a.hub.SubscribeFunc(feedTopic, sse.LastEventID(req.Request), func(ev sse.Event) bool {
+		return mb.Send(ev) == nil
+	})
+	if err != nil {
+		return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
+	}
+	mb.Defer(sub.Close)
+	mb.Monitor(sub.Done(), hubGone{})
+	mb.Every(tickInterval, tick{})
+
+	header := http.Header{}
+	sse.Headers(header)
+	return controller.Loop(http.StatusOK, header, 0, handleFeed)
+}
+
+// handleFeed pushes one frame per message; its state counts the ticks.
+func handleFeed(info any, push controller.Push, ticks int) (int, controller.Action) {
+	switch m := info.(type) {
+	case sse.Event:
+		if frame, err := m.AppendTo(nil); err == nil {
+			_ = push(frame)
+		}
+	case tick:
+		ticks++
+		ev := sse.Event{Event: "tick", Data: fmt.Appendf(nil, `{"n":%d,"time":%q}`, ticks, time.Now().UTC().Format(time.RFC3339))}
+		frame, _ := ev.AppendTo(nil)
+		_ = push(frame)
+	case hubGone:
+		// Ask the client to come back soon; it resumes from its last id.
+		return ticks, controller.Stop(sse.AppendRetry(nil, time.Second))
+	}
+	return ticks, controller.Continue
+}
+
+// maxBroadcast bounds a broadcast message.
+const maxBroadcast = 64 << 10
+
+// broadcast publishes the request body to every open stream.
+func (a *app) broadcast(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBroadcast))
+	if err != nil {
+		http.Error(w, "message too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	ev := a.hub.Publish(feedTopic, sse.Event{Event: "broadcast", Data: body})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	fmt.Fprintf(w, "{\"id\":%q,\"listeners\":%d}\n", ev.ID, a.hub.Subscribers(feedTopic))
+}
