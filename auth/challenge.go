@@ -67,8 +67,8 @@ func (e *scopedError) Unwrap() error { return e.err }
 // WriteError answers r with the response for err, exactly as [Required]
 // and [RequireScopes] do, for handlers that enforce their own rules. The
 // status, the WWW-Authenticate challenge and the JSON body follow from the
-// Err sentinel err wraps (the table is on [ErrNoToken]'s group); an error
-// wrapping none of them is answered 401 invalid_token. The challenge
+// Err sentinel err wraps (the table is in the package documentation); an
+// error wrapping none of them is answered 401 invalid_token. The challenge
 // carries resource_metadata when a Verifier ran on r.
 //
 // The body is {"error": code, "error_description": text} with fixed texts;

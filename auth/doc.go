@@ -56,7 +56,8 @@
 //	bad, expired, not yet valid, wrong iss/aud,  401  Bearer error="invalid_token", …
 //	  unknown key, too long
 //	valid token without a required scope         403  Bearer error="insufficient_scope", scope="…", …
-//	JWKS down or slower than LookupTimeout       503  Retry-After: 10 (no challenge)
+//	kid not cached and the JWKS down or slower   503  Retry-After: 10 (no challenge)
+//	  than LookupTimeout
 //
 // Every challenge carries resource_metadata, the URL of the RFC 9728
 // document ([MetadataURL] of the resource unless configured otherwise).

@@ -77,8 +77,10 @@ var (
 	// the client to throw away a token that may be perfectly good.
 	ErrKeySource = errors.New("auth: signing keys unavailable")
 
-	// ErrOptions is wrapped by every construction error: [NewVerifier],
-	// [NewMetadataHandler], [MountMetadata], [MetadataURL].
+	// ErrOptions is wrapped by every configuration error of [NewVerifier],
+	// [NewMetadataHandler], [MountMetadata] and [MetadataURL]. (A JWKS
+	// that cannot be fetched at startup under
+	// JWKSOptions.RequireInitialFetch is [ErrKeySource] instead.)
 	ErrOptions = errors.New("auth: invalid options")
 )
 

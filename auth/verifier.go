@@ -71,7 +71,8 @@ type Verifier struct {
 
 // NewVerifier validates opts and builds a Verifier. Every configuration
 // mistake is reported here, wrapped in [ErrOptions]; nothing is checked per
-// request.
+// request. With JWKSOptions.RequireInitialFetch, an unreachable key set is
+// reported too, wrapped in [ErrKeySource].
 //
 // When opts.JWKS is set, NewVerifier fetches the key set once (bounded by
 // JWKSOptions.FetchTimeout) and starts its background refresher, which runs
