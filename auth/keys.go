@@ -37,15 +37,17 @@ func HMACKey(alg string, secret []byte) Key {
 }
 
 // RSAKey returns a key that verifies RS256/384/512 or PS256/384/512 tokens.
-// NewVerifier rejects moduli under 2048 bits. Pitfall: pass the public key,
-// never its PEM bytes (bytes would be an HMAC secret).
+// NewVerifier rejects moduli under 2048 bits. Pitfall: pass the parsed
+// public key (jwt.ParseRSAPublicKeyFromPEM reads a PEM file), never the PEM
+// bytes themselves: bytes are what an HMAC secret looks like.
 func RSAKey(alg string, pub *rsa.PublicKey) Key {
 	return Key{alg: alg, key: pub}
 }
 
 // ECDSAKey returns a key that verifies ES256, ES384 or ES512 tokens; the
 // algorithm follows from the curve (P-256, P-384, P-521), so a key cannot be
-// paired with the wrong hash.
+// paired with the wrong hash. Any other curve is refused by NewVerifier.
+// jwt.ParseECPublicKeyFromPEM reads a PEM file.
 func ECDSAKey(pub *ecdsa.PublicKey) Key {
 	alg := ""
 	if pub != nil && pub.Curve != nil {
