@@ -1,0 +1,640 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// EngineOptions configures an Engine. A nil *EngineOptions means defaults.
+type EngineOptions struct {
+	// Logger receives handler panics (with their stack) and handler
+	// errors that are hidden from clients. nil means slog.Default(),
+	// captured when the Engine is built: a swallowed panic is worse than
+	// a noisy log.
+	Logger *slog.Logger
+}
+
+// Engine is the protocol engine: one method table, used by every
+// transport. It holds no per-session data, so one Engine serves any number
+// of sessions concurrently; it is safe for concurrent use.
+type Engine struct {
+	h          Handler
+	tools      ToolHandler
+	resources  ResourceHandler
+	templates  ResourceTemplateHandler
+	subs       SubscriptionHandler
+	prompts    PromptHandler
+	completion CompletionHandler
+	logging    LoggingHandler
+	roots      RootsHandler
+	reporter   CapabilityReporter
+	notifier   ChangeNotifier
+	stateless  bool
+
+	log     *slog.Logger
+	methods map[string]*MethodInfo
+	decoder *jsonrpc.Decoder
+}
+
+// NewEngine builds the engine for h, probing once which optional parts h
+// implements. It panics if h is nil (a programming error).
+func NewEngine(h Handler, opts *EngineOptions) *Engine {
+	if h == nil {
+		panic("mcp: NewEngine with a nil Handler")
+	}
+	e := &Engine{h: h, methods: map[string]*MethodInfo{}}
+	e.tools, _ = h.(ToolHandler)
+	e.resources, _ = h.(ResourceHandler)
+	e.templates, _ = h.(ResourceTemplateHandler)
+	e.subs, _ = h.(SubscriptionHandler)
+	e.prompts, _ = h.(PromptHandler)
+	e.completion, _ = h.(CompletionHandler)
+	e.logging, _ = h.(LoggingHandler)
+	e.roots, _ = h.(RootsHandler)
+	e.reporter, _ = h.(CapabilityReporter)
+	e.notifier, _ = h.(ChangeNotifier)
+	if s, ok := h.(StatelessHandler); ok {
+		e.stateless = s.Stateless()
+	}
+	if opts != nil && opts.Logger != nil {
+		e.log = opts.Logger
+	} else {
+		e.log = slog.Default()
+	}
+	var names []string
+	for _, m := range methodTable() {
+		e.methods[m.Name] = m
+		names = append(names, m.Name)
+	}
+	e.decoder = jsonrpc.NewDecoder(names...)
+	return e
+}
+
+// Decoder returns a JSON-RPC decoder that interns this table's method
+// names; transports should decode with it.
+func (e *Engine) Decoder() *jsonrpc.Decoder { return e.decoder }
+
+// Method returns the table entry for a method name.
+func (e *Engine) Method(name string) (*MethodInfo, bool) {
+	m, ok := e.methods[name]
+	return m, ok
+}
+
+// Stateless reports whether the handler ignores its state, so that every
+// call of a session may run concurrently.
+func (e *Engine) Stateless() bool { return e.stateless }
+
+// NewState returns the state for a call that has no session (a stateless
+// transport): the state Initialize returns for a synthetic request with
+// the given revision. A StatelessHandler's state is nil and costs nothing.
+func (e *Engine) NewState(ctx context.Context, rev Revision) (any, error) {
+	if e.stateless {
+		return nil, nil
+	}
+	req := &InitializeRequest{}
+	req.Method, req.Revision, req.out = "initialize", rev.orDefault(), DiscardOutbound{}
+	req.Params.ProtocolVersion = rev.orDefault().String()
+	_, st, err := e.h.Initialize(ctx, req, nil)
+	return st, err
+}
+
+// Call is one decoded client→server message, with what the transport or
+// session knows about its context.
+type Call struct {
+	// Method, ID and Params come from the decoded message; a zero ID means
+	// a notification. Params may alias the body, which must stay intact
+	// until Dispatch returns.
+	Method string
+	ID     jsonrpc.ID
+	Params json.RawMessage
+	// Revision is the session's negotiated revision, or the transport's
+	// reading of MCP-Protocol-Version; zero means 2025-03-26. Ignored by
+	// initialize, which negotiates.
+	Revision Revision
+	// Client is what the client declared; nil when unknown.
+	Client *ClientCapabilities
+	// LogLevel is the session's logging/setLevel threshold (zero: unset).
+	LogLevel LogLevel
+	// Outbound is this call's back channel; nil means DiscardOutbound.
+	Outbound Outbound
+}
+
+// CallOf builds a Call from a decoded request or notification.
+func CallOf(m *jsonrpc.Message, rev Revision) Call {
+	return Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev}
+}
+
+// EffectKind says what the session layer must record after a call.
+type EffectKind uint8
+
+// The effects.
+const (
+	EffectNone         EffectKind = iota
+	EffectInitialize              // a session starts: Revision, Client, ClientInfo
+	EffectInitialized             // notifications/initialized arrived
+	EffectSetLogLevel             // LogLevel
+	EffectSubscribe               // URI
+	EffectUnsubscribe             // URI
+	EffectCancel                  // RequestID (and Reason): cancel that call's context
+	EffectRootsChanged            // the client's roots changed
+)
+
+// Effect is the session-level consequence of a call, which Dispatch
+// reports instead of performing (it has no session).
+type Effect struct {
+	Kind       EffectKind
+	Revision   Revision
+	Client     *ClientCapabilities
+	ClientInfo *Implementation
+	LogLevel   LogLevel
+	URI        string
+	RequestID  jsonrpc.ID
+	Reason     string
+}
+
+// Reply is the outcome of Dispatch. For a request exactly one of Result
+// and Err is set; for a notification neither is (notifications are never
+// answered). State is the handler's new state: the one the callback
+// returned, or the input state when it panicked or did not run.
+//
+// Pitfall: Result may be shared (pre-encoded lists, constants): never
+// modify it.
+type Reply struct {
+	Result json.RawMessage
+	Err    *jsonrpc.Error
+	State  any
+	Effect Effect
+}
+
+// AppendTo appends the JSON-RPC response for this reply to dst (nothing for
+// a notification's reply).
+func (r *Reply) AppendTo(dst []byte, id jsonrpc.ID) []byte {
+	switch {
+	case r.Err != nil:
+		return jsonrpc.AppendErrorResponse(dst, id, r.Err)
+	case r.Result != nil:
+		return jsonrpc.AppendResponse(dst, id, r.Result)
+	}
+	return dst
+}
+
+var (
+	resultEmpty   = json.RawMessage(`{}`)
+	errInternal   = jsonrpc.NewError(jsonrpc.InternalError, "Internal error")
+	errCancelled  = jsonrpc.NewError(jsonrpc.InternalError, "Request cancelled")
+	errTimeout    = jsonrpc.NewError(jsonrpc.InternalError, "Request timed out")
+	errUnencoded  = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the result could not be encoded")
+	errNotStarted = jsonrpc.NewError(jsonrpc.UnsupportedProtocolVersion, "Unsupported protocol version")
+)
+
+func methodNotFound(method string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.MethodNotFound, "Method not found: "+method)
+}
+
+type methodFunc func(e *Engine, ctx context.Context, call *Call, rev Revision, state any) Reply
+
+// Dispatch serves one call: the table lookup, the revision and capability
+// gates, params validation, the handler callback under a crash guard, and
+// the encoding of the result. It never panics and never blocks on
+// anything but the handler.
+//
+// Gates, in order: an unknown method, a method the revision does not have,
+// a method whose capability the handler does not offer, and a request
+// sent to a notification method all answer MethodNotFound (-32601); a
+// notification that is unknown, misnamed or malformed is dropped. Bad
+// params answer InvalidParams (-32602) before the handler runs. A panic
+// answers InternalError with a generic message, keeps the input state and
+// logs the panic with its stack.
+func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Reply) {
+	reply.State = state
+	isNotification := call.ID.IsZero()
+	m := e.methods[call.Method]
+	if m == nil || m.Notification != isNotification {
+		if !isNotification {
+			reply.Err = methodNotFound(call.Method)
+		}
+		return reply
+	}
+	rev := call.Revision.orDefault()
+	if rev == Rev20260728 || rev >= revEnd {
+		if !isNotification {
+			reply.Err = errNotStarted
+		}
+		return reply
+	}
+	if !m.revisions.has(rev) || !e.offers(m.cap) {
+		if !isNotification {
+			reply.Err = methodNotFound(call.Method)
+		}
+		return reply
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.ErrorContext(ctx, "mcp: handler panicked",
+				slog.String("method", call.Method), slog.String("id", call.ID.String()),
+				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			reply = Reply{State: state}
+			if !isNotification {
+				reply.Err = errInternal
+			}
+		}
+	}()
+	return m.run(e, ctx, call, rev, state)
+}
+
+// offers reports whether the handler implements and reports a capability.
+func (e *Engine) offers(c capability) bool {
+	var rep *ServerCapabilities
+	if e.reporter != nil {
+		rep = e.reporter.Capabilities()
+	}
+	switch c {
+	case capNone:
+		return true
+	case capTools:
+		return e.tools != nil && (e.reporter == nil || rep != nil && rep.Tools != nil)
+	case capResources:
+		return e.resources != nil && (e.reporter == nil || rep != nil && rep.Resources != nil)
+	case capSubscribe:
+		return e.resources != nil && e.subs != nil && (e.reporter == nil || rep != nil && rep.Resources != nil && rep.Resources.Subscribe)
+	case capPrompts:
+		return e.prompts != nil && (e.reporter == nil || rep != nil && rep.Prompts != nil)
+	case capCompletions:
+		return e.completion != nil && (e.reporter == nil || rep != nil && rep.Completions != nil)
+	case capLogging:
+		return e.logging != nil && (e.reporter == nil || rep != nil && rep.Logging != nil)
+	}
+	return false
+}
+
+// Capabilities returns what initialize advertises for revision rev: what
+// the handler implements, narrowed by its CapabilityReporter.
+func (e *Engine) Capabilities(rev Revision) ServerCapabilities {
+	var c ServerCapabilities
+	listChanged := e.notifier != nil
+	var rep *ServerCapabilities
+	if e.reporter != nil {
+		rep = e.reporter.Capabilities()
+	}
+	if e.offers(capTools) {
+		c.Tools = &ToolsCapability{ListChanged: listChanged}
+		if rep != nil {
+			c.Tools.ListChanged = rep.Tools.ListChanged
+		}
+	}
+	if e.offers(capResources) {
+		c.Resources = &ResourcesCapability{ListChanged: listChanged, Subscribe: e.offers(capSubscribe)}
+		if rep != nil {
+			c.Resources.ListChanged = rep.Resources.ListChanged
+		}
+	}
+	if e.offers(capPrompts) {
+		c.Prompts = &PromptsCapability{ListChanged: listChanged}
+		if rep != nil {
+			c.Prompts.ListChanged = rep.Prompts.ListChanged
+		}
+	}
+	if e.offers(capLogging) {
+		c.Logging = &struct{}{}
+	}
+	if e.offers(capCompletions) {
+		c.Completions = &struct{}{}
+	}
+	if rep != nil && len(rep.Experimental) > 0 {
+		c.Experimental = rep.Experimental
+	}
+	return c
+}
+
+// fill sets the common part of a request.
+func (e *Engine) fill(r *Request, call *Call, rev Revision, meta RequestMeta) {
+	r.Method, r.ID, r.Revision, r.Client = call.Method, call.ID, rev, call.Client
+	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, call.LogLevel, call.Outbound
+}
+
+// handlerError maps a callback's error to the wire (see handler.go).
+func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *jsonrpc.Error {
+	var je *jsonrpc.Error
+	var ir *InputRequiredError
+	switch {
+	case errors.As(err, &je):
+		return je
+	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownPrompt), errors.Is(err, ErrInvalidParams):
+		return jsonrpc.NewError(jsonrpc.InvalidParams, err.Error())
+	case errors.As(err, &ir):
+		e.log.ErrorContext(ctx, "mcp: input_required outside the 2026-07-28 era", slog.String("method", call.Method))
+		return errInternal
+	case errors.Is(err, context.Canceled):
+		return errCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return errTimeout
+	}
+	e.log.ErrorContext(ctx, "mcp: handler failed", slog.String("method", call.Method),
+		slog.String("id", call.ID.String()), slog.Any("err", err))
+	return errInternal
+}
+
+// result finishes a callback: error mapping, or encoding with the
+// UTF-8 guard. The returned state is kept either way.
+func (e *Engine) result(ctx context.Context, call *Call, state any, err error, encode func() ([]byte, error)) Reply {
+	r := Reply{State: state}
+	if err != nil {
+		r.Err = e.handlerError(ctx, call, err)
+		return r
+	}
+	out, eerr := encode()
+	if eerr != nil {
+		e.log.ErrorContext(ctx, "mcp: result not encodable", slog.String("method", call.Method),
+			slog.String("id", call.ID.String()), slog.Any("err", eerr))
+		r.Err = errUnencoded
+		return r
+	}
+	r.Result = out
+	return r
+}
+
+func (e *Engine) initialize(ctx context.Context, call *Call, _ Revision, state any) Reply {
+	p, meta, perr := parseInitialize(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	rev := Negotiate(p.ProtocolVersion)
+	req := &InitializeRequest{Params: p}
+	e.fill(&req.Request, call, rev, meta)
+	req.Client = &req.Params.Capabilities
+	res, st, err := e.h.Initialize(ctx, req, state)
+	r := e.result(ctx, call, st, err, func() ([]byte, error) {
+		var out InitializeResult
+		if res != nil {
+			out = *res
+		}
+		out.ProtocolVersion = rev.String()
+		out.Capabilities = e.Capabilities(rev)
+		return jsonrpc.Marshal(&out)
+	})
+	if r.Err == nil {
+		r.Effect = Effect{Kind: EffectInitialize, Revision: rev, Client: &req.Params.Capabilities, ClientInfo: &req.Params.ClientInfo}
+	}
+	return r
+}
+
+func (e *Engine) ping(_ context.Context, call *Call, _ Revision, state any) Reply {
+	if _, err := parsePlain(call.Params); err != nil {
+		return Reply{State: state, Err: err}
+	}
+	return Reply{State: state, Result: resultEmpty}
+}
+
+func (e *Engine) listRequest(call *Call, rev Revision) (*ListRequest, *jsonrpc.Error) {
+	cursor, meta, perr := parseList(call.Params)
+	if perr != nil {
+		return nil, perr
+	}
+	req := &ListRequest{Cursor: cursor}
+	e.fill(&req.Request, call, rev, meta)
+	return req, nil
+}
+
+func (e *Engine) listTools(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	req, perr := e.listRequest(call, rev)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	res, st, err := e.tools.ListTools(ctx, req, state)
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &ListToolsResult{}
+		}
+		return encodeListTools(rev, res)
+	})
+}
+
+func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	name, args, meta, perr := parseToolCall(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	req := &CallToolRequest{Name: name, Arguments: args}
+	e.fill(&req.Request, call, rev, meta)
+	res, st, err := e.tools.CallTool(ctx, req, state)
+	if err != nil && !isProtocolError(err) {
+		res, err = ToolError(err), nil
+	}
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &CallToolResult{}
+		}
+		return encodeCallTool(res)
+	})
+}
+
+// isProtocolError reports whether a tools/call error must stay a JSON-RPC
+// error rather than become an isError result.
+func isProtocolError(err error) bool {
+	var je *jsonrpc.Error
+	var ir *InputRequiredError
+	return errors.As(err, &je) || errors.As(err, &ir) ||
+		errors.Is(err, ErrUnknownTool) || errors.Is(err, ErrInvalidParams) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ToolError returns the isError result for a tool's failure: one text
+// block with the error's text, which the model reads.
+func ToolError(err error) *CallToolResult {
+	return &CallToolResult{Content: []Content{Text(err.Error())}, IsError: true}
+}
+
+func (e *Engine) listResources(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	req, perr := e.listRequest(call, rev)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	res, st, err := e.resources.ListResources(ctx, req, state)
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &ListResourcesResult{}
+		}
+		return encodeListResources(rev, res)
+	})
+}
+
+var resultNoTemplates = json.RawMessage(`{"resourceTemplates":[]}`)
+
+func (e *Engine) listTemplates(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	req, perr := e.listRequest(call, rev)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	if e.templates == nil {
+		return Reply{State: state, Result: resultNoTemplates}
+	}
+	res, st, err := e.templates.ListResourceTemplates(ctx, req, state)
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &ListResourceTemplatesResult{}
+		}
+		return encodeListTemplates(rev, res)
+	})
+}
+
+func (e *Engine) readResource(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	uri, meta, perr := parseURI(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	req := &ReadResourceRequest{URI: uri}
+	e.fill(&req.Request, call, rev, meta)
+	res, st, err := e.resources.ReadResource(ctx, req, state)
+	if errors.Is(err, ErrResourceNotFound) {
+		return Reply{State: st, Err: resourceNotFound(rev, uri)}
+	}
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &ReadResourceResult{}
+		}
+		return encodeReadResource(res)
+	})
+}
+
+// resourceNotFound is -32002 with data {uri} in legacy revisions (2026-07-28
+// will use -32602).
+func resourceNotFound(rev Revision, uri string) *jsonrpc.Error {
+	code := jsonrpc.ResourceNotFound
+	if !rev.Legacy() {
+		code = jsonrpc.InvalidParams
+	}
+	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+}
+
+func (e *Engine) subscription(ctx context.Context, call *Call, rev Revision, state any, kind EffectKind) Reply {
+	uri, meta, perr := parseURI(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	req := &SubscribeRequest{URI: uri}
+	e.fill(&req.Request, call, rev, meta)
+	var st any
+	var err error
+	if kind == EffectSubscribe {
+		st, err = e.subs.Subscribe(ctx, req, state)
+	} else {
+		st, err = e.subs.Unsubscribe(ctx, req, state)
+	}
+	if errors.Is(err, ErrResourceNotFound) {
+		return Reply{State: st, Err: resourceNotFound(rev, uri)}
+	}
+	r := e.result(ctx, call, st, err, func() ([]byte, error) { return resultEmpty, nil })
+	if r.Err == nil {
+		r.Effect = Effect{Kind: kind, URI: uri}
+	}
+	return r
+}
+
+func (e *Engine) subscribe(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	return e.subscription(ctx, call, rev, state, EffectSubscribe)
+}
+
+func (e *Engine) unsubscribe(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	return e.subscription(ctx, call, rev, state, EffectUnsubscribe)
+}
+
+func (e *Engine) listPrompts(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	req, perr := e.listRequest(call, rev)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	res, st, err := e.prompts.ListPrompts(ctx, req, state)
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &ListPromptsResult{}
+		}
+		return encodeListPrompts(rev, res)
+	})
+}
+
+func (e *Engine) getPrompt(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	name, args, meta, perr := parsePromptGet(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	req := &GetPromptRequest{Name: name, Arguments: args}
+	e.fill(&req.Request, call, rev, meta)
+	res, st, err := e.prompts.GetPrompt(ctx, req, state)
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			return nil, errors.New("mcp: GetPrompt returned no result")
+		}
+		return encodeGetPrompt(res)
+	})
+}
+
+func (e *Engine) complete(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	ref, name, value, ctxArgs, meta, perr := parseComplete(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	req := &CompleteRequest{Ref: ref, ArgumentName: name, ArgumentValue: value, Context: ctxArgs}
+	e.fill(&req.Request, call, rev, meta)
+	res, st, err := e.completion.Complete(ctx, req, state)
+	return e.result(ctx, call, st, err, func() ([]byte, error) {
+		if res == nil {
+			res = &CompleteResult{}
+		}
+		return encodeComplete(res)
+	})
+}
+
+func (e *Engine) setLevel(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	level, meta, perr := parseSetLevel(call.Params)
+	if perr != nil {
+		return Reply{State: state, Err: perr}
+	}
+	req := &SetLogLevelRequest{Level: level}
+	e.fill(&req.Request, call, rev, meta)
+	st, err := e.logging.SetLogLevel(ctx, req, state)
+	r := e.result(ctx, call, st, err, func() ([]byte, error) { return resultEmpty, nil })
+	if r.Err == nil {
+		r.Effect = Effect{Kind: EffectSetLogLevel, LogLevel: level}
+	}
+	return r
+}
+
+func (e *Engine) initialized(_ context.Context, _ *Call, _ Revision, state any) Reply {
+	return Reply{State: state, Effect: Effect{Kind: EffectInitialized}}
+}
+
+func (e *Engine) cancelled(_ context.Context, call *Call, _ Revision, state any) Reply {
+	id, reason, ok := parseCancelled(call.Params)
+	if !ok {
+		return Reply{State: state} // invalid cancellations SHOULD be ignored
+	}
+	return Reply{State: state, Effect: Effect{Kind: EffectCancel, RequestID: id, Reason: reason}}
+}
+
+func (e *Engine) ignore(_ context.Context, _ *Call, _ Revision, state any) Reply {
+	return Reply{State: state}
+}
+
+func (e *Engine) rootsChanged(ctx context.Context, call *Call, rev Revision, state any) Reply {
+	r := Reply{State: state, Effect: Effect{Kind: EffectRootsChanged}}
+	if e.roots == nil {
+		return r
+	}
+	req := &Request{}
+	e.fill(req, call, rev, RequestMeta{})
+	st, err := e.roots.RootsListChanged(ctx, req, state)
+	if err != nil {
+		e.log.ErrorContext(ctx, "mcp: roots handler failed", slog.Any("err", err))
+	}
+	r.State = st
+	return r
+}
+
+// String formats a Call for logs.
+func (c *Call) String() string { return fmt.Sprintf("%s id=%s", c.Method, c.ID) }

@@ -1,0 +1,208 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// Outbound is the back channel a transport supplies for one call: the way
+// a handler's notifications and server→client requests reach the client
+// that made this call, and only that client's stream for this call (never
+// another call's: a peer library misroutes them under concurrency).
+//
+// Params arrive encoded and UTF-8-checked; the transport adds the
+// envelope. Request blocks until the client answers or ctx ends and
+// returns the raw result; a client error answer is returned as a
+// *jsonrpc.Error.
+//
+// In the 2026-07-28 era (issue 5) the transport's Outbound answers a
+// request it has no response for with an *InputRequiredError; the handler
+// returns that error unchanged (as with any error) and the engine turns it
+// into an input_required result, so the same handler code serves both eras.
+type Outbound interface {
+	Notify(ctx context.Context, method string, params json.RawMessage) error
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// DiscardOutbound is the Outbound of a transport with no back channel (the
+// stateless JSON transport): notifications are dropped, requests fail with
+// ErrNoBackchannel.
+type DiscardOutbound struct{}
+
+// Notify drops the notification.
+func (DiscardOutbound) Notify(context.Context, string, json.RawMessage) error { return nil }
+
+// Request fails with ErrNoBackchannel.
+func (DiscardOutbound) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("%s: %w", method, ErrNoBackchannel)
+}
+
+// InputRequiredError is what a 2026-07-28 Outbound returns for a
+// server→client request the client has not answered yet: the engine turns
+// it into {resultType:"input_required", inputRequests:{Key: {method,
+// params}}}. Handlers just return it. In legacy revisions it never occurs;
+// if a handler returns one anyway the call fails with InternalError.
+type InputRequiredError struct {
+	Key    string
+	Method string
+	Params json.RawMessage
+}
+
+// Error implements error.
+func (e *InputRequiredError) Error() string {
+	return "mcp: input required: " + e.Method
+}
+
+func (r *Request) outbound() Outbound {
+	if r.out == nil {
+		return DiscardOutbound{}
+	}
+	return r.out
+}
+
+// Progress sends notifications/progress for this request with the caller's
+// progressToken echoed exactly. It does nothing (nil) when the caller gave
+// no token. progress must increase from call to call
+// (ErrProgressNotIncreasing otherwise, and nothing is sent); total <= 0
+// and message "" are omitted. Pitfall: MCP forbids progress after the
+// response, so never call it once the callback has returned.
+func (r *Request) Progress(ctx context.Context, progress, total float64, message string) error {
+	tok := r.Meta.ProgressToken
+	if tok.IsZero() {
+		return nil
+	}
+	r.mu.Lock()
+	if r.progressSent && progress <= r.lastProgress {
+		r.mu.Unlock()
+		return ErrProgressNotIncreasing
+	}
+	r.progressSent, r.lastProgress = true, progress
+	r.mu.Unlock()
+
+	var e encoder
+	e.open()
+	e.key("progressToken")
+	e.raw([]byte(tok.raw))
+	e.key("progress")
+	e.float(progress)
+	if total > 0 {
+		e.key("total")
+		e.float(total)
+	}
+	if message != "" {
+		e.strField("message", message)
+	}
+	e.close()
+	if e.err != nil {
+		return fmt.Errorf("mcp: progress: %w", e.err)
+	}
+	return r.outbound().Notify(ctx, "notifications/progress", e.b)
+}
+
+// Log sends notifications/message when level passes the session's log
+// level (every level passes while the client has not set one). data is any
+// JSON-encodable value; logger may be "". Pitfall: MCP forbids secrets,
+// personal data and internals useful to attackers in logs sent to clients.
+func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data any) error {
+	if level < LogDebug || level > LogEmergency {
+		return fmt.Errorf("%w: %d", ErrLogLevel, level)
+	}
+	if !r.logLevel.enabled(level) {
+		return nil
+	}
+	var e encoder
+	e.open()
+	e.strField("level", level.String())
+	e.optStr("logger", logger)
+	e.key("data")
+	e.value(data)
+	e.close()
+	if e.err != nil {
+		return fmt.Errorf("mcp: log: %w", e.err)
+	}
+	return r.outbound().Notify(ctx, "notifications/message", e.b)
+}
+
+// roundTrip encodes params, sends the request and decodes the result.
+func (r *Request) roundTrip(ctx context.Context, method string, params, result any) error {
+	raw, err := jsonrpc.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("mcp: %s: %w", method, err)
+	}
+	out, err := r.outbound().Request(ctx, method, raw)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, result); err != nil {
+		return fmt.Errorf("mcp: %s: malformed result: %w", method, err)
+	}
+	return nil
+}
+
+// CreateMessage asks the client to sample its LLM
+// (sampling/createMessage). It fails with ErrClientCapability, sending
+// nothing, when the client did not declare sampling, or sampling.tools for
+// Tools/ToolChoice, or sampling.context for an IncludeContext other than
+// "none".
+func (r *Request) CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
+	c := r.Client
+	switch {
+	case c == nil || c.Sampling == nil:
+		return nil, fmt.Errorf("sampling: %w", ErrClientCapability)
+	case (len(p.Tools) > 0 || len(p.ToolChoice) > 0) && c.Sampling.Tools == nil:
+		return nil, fmt.Errorf("sampling.tools: %w", ErrClientCapability)
+	case p.IncludeContext != "" && p.IncludeContext != "none" && c.Sampling.Context == nil:
+		return nil, fmt.Errorf("sampling.context: %w", ErrClientCapability)
+	}
+	var res CreateMessageResult
+	if err := r.roundTrip(ctx, "sampling/createMessage", p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Elicit asks the client's user for input (elicitation/create, 06+). Form
+// mode needs the elicitation capability; URL mode needs elicitation.url
+// (11+). Otherwise it fails with ErrClientCapability and sends nothing.
+// Pitfall: never use form mode for passwords, keys, tokens or payment
+// data; that is what URL mode is for.
+func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
+	c := r.Client
+	rev := r.Revision.orDefault()
+	if c == nil || rev < Rev20250618 {
+		return nil, fmt.Errorf("elicitation: %w", ErrClientCapability)
+	}
+	switch p.Mode {
+	case "url":
+		if rev < Rev20251125 || !c.Elicitation.url() {
+			return nil, fmt.Errorf("elicitation.url: %w", ErrClientCapability)
+		}
+	case "", "form":
+		if !c.Elicitation.form() {
+			return nil, fmt.Errorf("elicitation.form: %w", ErrClientCapability)
+		}
+	default:
+		return nil, fmt.Errorf("mcp: unknown elicitation mode %q", p.Mode)
+	}
+	var res ElicitResult
+	if err := r.roundTrip(ctx, "elicitation/create", p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for its roots (roots/list); ErrClientCapability
+// when it did not declare roots.
+func (r *Request) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	if r.Client == nil || r.Client.Roots == nil {
+		return nil, fmt.Errorf("roots: %w", ErrClientCapability)
+	}
+	var res ListRootsResult
+	if err := r.roundTrip(ctx, "roots/list", struct{}{}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

@@ -1,0 +1,135 @@
+package mcp
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// Request is what every handler callback receives, embedded in the
+// method's own request type (CallToolRequest, ListRequest, …). Besides the
+// call's identity it offers the back channel: Progress, Log, CreateMessage,
+// Elicit and ListRoots (outbound.go).
+//
+// Pitfalls: Params and Meta.Raw alias the request body; they are valid
+// until the callback returns, so copy them to keep them longer. A Request
+// may be used from goroutines the callback starts, but not after it
+// returns.
+type Request struct {
+	// Method is the JSON-RPC method, e.g. "tools/call".
+	Method string
+	// ID is the JSON-RPC id (zero for notifications).
+	ID jsonrpc.ID
+	// Revision is the revision the call is served under.
+	Revision Revision
+	// Client is what the client declared; nil when unknown (a stateless
+	// call without session).
+	Client *ClientCapabilities
+	// Meta is the request's _meta.
+	Meta RequestMeta
+	// Params is the raw params object (nil when absent).
+	Params json.RawMessage
+
+	out      Outbound
+	logLevel LogLevel
+
+	mu           sync.Mutex
+	progressSent bool
+	lastProgress float64
+}
+
+// RequestMeta is a request's parsed _meta.
+type RequestMeta struct {
+	// ProgressToken is _meta.progressToken; zero when the caller did not
+	// ask for progress.
+	ProgressToken ProgressToken
+	// Raw is the whole _meta object, nil when absent.
+	Raw json.RawMessage
+}
+
+// ProgressToken is a caller's progress token: a JSON string or number,
+// kept as written so it is echoed with its JSON type. The zero value means
+// "no token". Tokens are comparable.
+type ProgressToken struct{ raw string }
+
+// IsZero reports whether there is no token.
+func (t ProgressToken) IsZero() bool { return t.raw == "" }
+
+// JSON returns the token's JSON encoding ("null" for the zero token).
+func (t ProgressToken) JSON() json.RawMessage {
+	if t.raw == "" {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(t.raw)
+}
+
+// IsString reports whether the token is a JSON string.
+func (t ProgressToken) IsString() bool { return t.raw != "" && t.raw[0] == '"' }
+
+// String returns the token as text: a string token's value, a numeric
+// token as written.
+func (t ProgressToken) String() string {
+	if t.IsString() {
+		s, _ := jsonrpc.Unquote([]byte(t.raw))
+		return s
+	}
+	return t.raw
+}
+
+// MarshalJSON encodes the token with its original JSON type.
+func (t ProgressToken) MarshalJSON() ([]byte, error) { return t.JSON(), nil }
+
+// ListRequest is the request of tools/list, resources/list,
+// resources/templates/list and prompts/list.
+type ListRequest struct {
+	Request
+	// Cursor is the opaque cursor from the previous page; "" for the first.
+	Cursor string
+}
+
+// CallToolRequest is the request of tools/call.
+type CallToolRequest struct {
+	Request
+	// Name is the tool's name.
+	Name string
+	// Arguments is the raw arguments object; nil when absent or null.
+	Arguments json.RawMessage
+}
+
+// ReadResourceRequest is the request of resources/read.
+type ReadResourceRequest struct {
+	Request
+	// URI is the resource requested.
+	URI string
+	// Vars holds the variables of the resource template that matched URI
+	// (Server only; nil for static resources).
+	Vars map[string]string
+}
+
+// SubscribeRequest is the request of resources/subscribe and
+// resources/unsubscribe.
+type SubscribeRequest struct {
+	Request
+	URI string
+}
+
+// GetPromptRequest is the request of prompts/get.
+type GetPromptRequest struct {
+	Request
+	Name string
+	// Arguments are the prompt's arguments (never nil).
+	Arguments map[string]string
+}
+
+// SetLogLevelRequest is the request of logging/setLevel.
+type SetLogLevelRequest struct {
+	Request
+	Level LogLevel
+}
+
+// InitializeRequest is the request of initialize.
+type InitializeRequest struct {
+	Request
+	Params InitializeParams
+}
