@@ -1,6 +1,11 @@
 package mcp
 
-import "strconv"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+)
 
 // MaxCompletionValues is the most values one completion/complete answer
 // may carry (the spec's limit); the engine truncates longer lists.
@@ -64,4 +69,93 @@ func encodeComplete(r *CompleteResult) ([]byte, error) {
 		e.close()
 		e.close()
 	})
+}
+
+// CompleteFunc suggests values for one prompt argument or template
+// variable; req.ArgumentValue is what the user typed so far.
+type CompleteFunc func(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
+
+type completionKey struct {
+	kind   byte // 'p' prompt, 'r' resource template
+	target string
+	arg    string
+}
+
+// AddPromptCompletion registers completion for argument arg of a
+// registered prompt; it advertises the completions capability.
+func (s *Server) AddPromptCompletion(prompt, arg string, fn CompleteFunc) error {
+	return s.addCompletion(completionKey{'p', prompt, arg}, fn, func(sn *snapshot) bool {
+		p := sn.prompts[prompt]
+		if p == nil {
+			return false
+		}
+		for _, a := range p.prompt.Arguments {
+			if a.Name == arg {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// AddTemplateCompletion registers completion for variable name of a
+// registered resource template (by its template string).
+func (s *Server) AddTemplateCompletion(uriTemplate, name string, fn CompleteFunc) error {
+	return s.addCompletion(completionKey{'r', uriTemplate, name}, fn, func(sn *snapshot) bool {
+		t := sn.template(uriTemplate)
+		return t != nil && slices.Contains(t.vars, name)
+	})
+}
+
+func (s *Server) addCompletion(k completionKey, fn CompleteFunc, exists func(*snapshot) bool) error {
+	if fn == nil {
+		return fmt.Errorf("%w: completion of %q", ErrNilHandler, k.arg)
+	}
+	return s.update(func(sn *snapshot) (ChangeKind, error) {
+		if !exists(sn) {
+			return 0, fmt.Errorf("%w: no argument %q on %q", ErrName, k.arg, k.target)
+		}
+		if _, dup := sn.completions[k]; dup {
+			return 0, fmt.Errorf("%w: completion of %q on %q", ErrDuplicate, k.arg, k.target)
+		}
+		m := cloneMap(sn.completions)
+		m[k] = fn
+		sn.completions = m
+		sn.caps.Completions = &struct{}{}
+		return 0, nil
+	})
+}
+
+// Complete implements CompletionHandler: the target and argument must
+// exist (InvalidParams otherwise); with no CompleteFunc the answer is an
+// empty list.
+func (s *Server) Complete(ctx context.Context, req *CompleteRequest, state any) (*CompleteResult, any, error) {
+	sn := s.snap.Load()
+	var k completionKey
+	switch req.Ref.Type {
+	case "ref/prompt":
+		p := sn.prompts[req.Ref.Name]
+		if p == nil {
+			return nil, state, fmt.Errorf("%w: %q", ErrUnknownPrompt, req.Ref.Name)
+		}
+		if !slices.ContainsFunc(p.prompt.Arguments, func(a *PromptArgument) bool { return a.Name == req.ArgumentName }) {
+			return nil, state, fmt.Errorf("%w: prompt %s has no argument %q", ErrInvalidParams, req.Ref.Name, req.ArgumentName)
+		}
+		k = completionKey{'p', req.Ref.Name, req.ArgumentName}
+	default:
+		t := sn.template(req.Ref.URI)
+		if t == nil {
+			return nil, state, fmt.Errorf("%w: no resource template %q", ErrInvalidParams, req.Ref.URI)
+		}
+		if !slices.Contains(t.vars, req.ArgumentName) {
+			return nil, state, fmt.Errorf("%w: template %s has no variable %q", ErrInvalidParams, req.Ref.URI, req.ArgumentName)
+		}
+		k = completionKey{'r', req.Ref.URI, req.ArgumentName}
+	}
+	fn := sn.completions[k]
+	if fn == nil {
+		return &CompleteResult{}, state, nil
+	}
+	res, err := fn(ctx, req)
+	return res, state, err
 }

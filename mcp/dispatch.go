@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 )
@@ -326,7 +327,7 @@ func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *jsonr
 	case errors.As(err, &je):
 		return je
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownPrompt), errors.Is(err, ErrInvalidParams):
-		return jsonrpc.NewError(jsonrpc.InvalidParams, err.Error())
+		return jsonrpc.NewError(jsonrpc.InvalidParams, "Invalid params: "+strings.TrimPrefix(err.Error(), "mcp: "))
 	case errors.As(err, &ir):
 		e.log.ErrorContext(ctx, "mcp: input_required outside the 2026-07-28 era", slog.String("method", call.Method))
 		return errInternal

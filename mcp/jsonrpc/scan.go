@@ -139,3 +139,38 @@ func KeyIs(raw []byte, want string) bool {
 
 // Unquote decodes a raw JSON string value; false if raw is not a string.
 func Unquote(raw []byte) (string, bool) { return unquote(raw) }
+
+// EachElement calls fn for each element of the JSON array arr, in order,
+// with the raw value. Like EachMember it expects valid JSON and never
+// panics on other input.
+func EachElement(arr []byte, fn func(value []byte) error) error {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return errNotArray
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
+	}
+	for i < len(arr) {
+		vs := i
+		i = skipValue(arr, i)
+		if err := fn(arr[vs:i]); err != nil {
+			return err
+		}
+		i = skipSpace(arr, i)
+		if i >= len(arr) {
+			return errNotArray
+		}
+		if arr[i] == ']' {
+			return nil
+		}
+		if arr[i] != ',' {
+			return errNotArray
+		}
+		i = skipSpace(arr, i+1)
+	}
+	return errNotArray
+}
+
+var errNotArray = errors.New("jsonrpc: not a JSON array")

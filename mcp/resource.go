@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"unicode/utf8"
+)
+
+// ResourceFunc reads a resource (static or from a template). Return
+// ErrResourceNotFound (possibly wrapped) for a URI it cannot serve; other
+// errors are InternalError, logged but not sent.
+type ResourceFunc func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
+
+type resourceEntry struct {
+	res Resource
+	enc *[nRevs][]byte
+	h   ResourceFunc
+}
+
+// validURI accepts an absolute URI (RFC 3986: a scheme).
+func validURI(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != ""
+}
+
+// AddResource registers a static resource under r.URI (an absolute URI,
+// unique) with a non-empty Name. The Server does not keep r.
+func (s *Server) AddResource(r *Resource, h ResourceFunc) error {
+	if r == nil || !validURI(r.URI) {
+		return fmt.Errorf("%w: resource URI", ErrName)
+	}
+	if r.Name == "" {
+		return fmt.Errorf("%w: resource %q has no name", ErrName, r.URI)
+	}
+	if h == nil {
+		return fmt.Errorf("%w: resource %q", ErrNilHandler, r.URI)
+	}
+	ent := &resourceEntry{res: *r, h: h}
+	var err error
+	if ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.resource(rev, &ent.res) }); err != nil {
+		return fmt.Errorf("%w: resource %q: %v", ErrName, r.URI, err)
+	}
+	return s.update(func(sn *snapshot) (ChangeKind, error) {
+		if _, dup := sn.resources[r.URI]; dup {
+			return 0, fmt.Errorf("%w: resource %q", ErrDuplicate, r.URI)
+		}
+		m := cloneMap(sn.resources)
+		m[r.URI] = ent
+		sn.resources, sn.resourcePages = m, s.resourcePageSet(m)
+		sn.caps.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+		return ResourcesChanged, nil
+	})
+}
+
+// RemoveResources unregisters static resources by URI and reports how
+// many existed.
+func (s *Server) RemoveResources(uris ...string) int {
+	n := 0
+	_ = s.update(func(sn *snapshot) (ChangeKind, error) {
+		m := cloneMap(sn.resources)
+		for _, u := range uris {
+			if _, ok := m[u]; ok {
+				delete(m, u)
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, errNoChange
+		}
+		sn.resources, sn.resourcePages = m, s.resourcePageSet(m)
+		return ResourcesChanged, nil
+	})
+	return n
+}
+
+func (s *Server) resourcePageSet(m map[string]*resourceEntry) *pageSet {
+	keys := make([]string, 0, len(m))
+	ents := make([]*resourceEntry, 0, len(m))
+	for k, v := range m {
+		keys, ents = append(keys, k), append(ents, v)
+	}
+	return newPageSet('r', "resources", s.opts.PageSize, s.sealer, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+}
+
+// ListResources implements ResourceHandler.
+func (s *Server) ListResources(ctx context.Context, req *ListRequest, state any) (*ListResourcesResult, any, error) {
+	page, err := s.snap.Load().resourcePages.page(req.Revision, req.Cursor, s.sealer)
+	if err != nil {
+		return nil, state, err
+	}
+	return &ListResourcesResult{encoded: page}, state, nil
+}
+
+// ReadResource implements ResourceHandler: a static resource first, then
+// the templates in registration order; ErrResourceNotFound otherwise.
+func (s *Server) ReadResource(ctx context.Context, req *ReadResourceRequest, state any) (*ReadResourceResult, any, error) {
+	sn := s.snap.Load()
+	if ent := sn.resources[req.URI]; ent != nil {
+		res, err := ent.h(ctx, req)
+		return res, state, err
+	}
+	for _, t := range sn.templates {
+		if vars, ok := t.match(req.URI); ok {
+			req.Vars = vars
+			res, err := t.h(ctx, req)
+			return res, state, err
+		}
+	}
+	return nil, state, fmt.Errorf("%w: %q", ErrResourceNotFound, req.URI)
+}

@@ -1,0 +1,182 @@
+package mcp
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// ServerOptions configures a Server. A nil *ServerOptions means defaults;
+// the Server copies the struct and never modifies the caller's.
+type ServerOptions struct {
+	// Instructions is sent in initialize (a hint for the model).
+	Instructions string
+	// PageSize is the number of items per list page (DefaultPageSize
+	// when 0).
+	PageSize int
+	// CursorKey seals list cursors. nil means a random key per Server, so
+	// cursors do not survive a restart or cross replicas; give every
+	// replica the same key when lists are paged across them.
+	CursorKey []byte
+}
+
+// Server is the registry most users write against: tools, resources,
+// resource templates, prompts and completions registered up front or at
+// run time, served through NewEngine(srv, …). It implements Handler and
+// every optional handler interface, ignores the handler state (it is a
+// StatelessHandler, so sessions may run its calls concurrently), and
+// advertises a feature once something of that kind has been registered.
+//
+// Registration validates everything (names, URIs, schemas, templates) and
+// fails with an Err… sentinel. Changes are copy-on-write: a call in flight
+// keeps the snapshot it started with, list pages are re-encoded once per
+// change, and OnChange observers hear of every change. A Server is safe
+// for concurrent use.
+type Server struct {
+	info   Implementation
+	opts   ServerOptions
+	sealer cursorSealer
+
+	mu       sync.Mutex // serializes writers; readers use snap
+	snap     atomic.Pointer[snapshot]
+	hooks    map[int]func(Change)
+	nextHook int
+}
+
+// snapshot is the immutable state readers see.
+type snapshot struct {
+	tools     map[string]*toolEntry
+	toolPages *pageSet
+
+	resources     map[string]*resourceEntry
+	resourcePages *pageSet
+
+	templates     []*templateEntry // registration order: the match order
+	templatePages *pageSet
+
+	prompts     map[string]*promptEntry
+	promptPages *pageSet
+
+	completions map[completionKey]CompleteFunc
+
+	caps ServerCapabilities
+}
+
+// NewServer returns an empty Server.
+func NewServer(info Implementation, opts *ServerOptions) *Server {
+	s := &Server{info: info, hooks: map[int]func(Change){}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.PageSize <= 0 {
+		s.opts.PageSize = DefaultPageSize
+	}
+	s.sealer = newSealer(s.opts.CursorKey)
+	s.opts.CursorKey = nil
+	sn := &snapshot{
+		tools:       map[string]*toolEntry{},
+		resources:   map[string]*resourceEntry{},
+		prompts:     map[string]*promptEntry{},
+		completions: map[completionKey]CompleteFunc{},
+		caps:        ServerCapabilities{Logging: &struct{}{}},
+	}
+	sn.toolPages = s.toolPageSet(sn.tools)
+	sn.resourcePages = s.resourcePageSet(sn.resources)
+	sn.templatePages = s.templatePageSet(nil)
+	sn.promptPages = s.promptPageSet(sn.prompts)
+	s.snap.Store(sn)
+	return s
+}
+
+// update applies a change to a copy of the snapshot under the writer lock
+// and then tells the observers. f returns the change to announce, or an
+// error to abandon the copy.
+func (s *Server) update(f func(sn *snapshot) (ChangeKind, error)) error {
+	s.mu.Lock()
+	sn := *s.snap.Load()
+	kind, err := f(&sn)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.snap.Store(&sn)
+	hooks := slices.Collect(maps.Values(s.hooks))
+	s.mu.Unlock()
+	if kind != 0 {
+		for _, h := range hooks {
+			h(Change{Kind: kind})
+		}
+	}
+	return nil
+}
+
+// OnChange registers fn to hear every change of the tool, resource and
+// prompt lists, and every ResourceUpdated. fn runs on the goroutine that
+// made the change, after the change is visible; it must not block (hand
+// the event to a channel or a mailbox). The returned function removes it.
+func (s *Server) OnChange(fn func(Change)) (remove func()) {
+	s.mu.Lock()
+	id := s.nextHook
+	s.nextHook++
+	s.hooks[id] = fn
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.hooks, id)
+		s.mu.Unlock()
+	}
+}
+
+// ResourceUpdated announces that the contents of uri changed; sessions
+// subscribed to it are told (issue 4). It does not check that uri exists.
+func (s *Server) ResourceUpdated(uri string) {
+	s.mu.Lock()
+	hooks := slices.Collect(maps.Values(s.hooks))
+	s.mu.Unlock()
+	for _, h := range hooks {
+		h(Change{Kind: ResourceUpdated, URI: uri})
+	}
+}
+
+// Capabilities implements CapabilityReporter.
+func (s *Server) Capabilities() *ServerCapabilities { return &s.snap.Load().caps }
+
+// Stateless implements StatelessHandler: the Server ignores handler state.
+func (s *Server) Stateless() bool { return true }
+
+// Initialize implements Handler.
+func (s *Server) Initialize(ctx context.Context, req *InitializeRequest, state any) (*InitializeResult, any, error) {
+	return &InitializeResult{ServerInfo: s.info, Instructions: s.opts.Instructions}, nil, nil
+}
+
+// SetLogLevel implements LoggingHandler; the level itself is applied by
+// the session from the Reply's Effect.
+func (s *Server) SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state any) (any, error) {
+	return state, nil
+}
+
+// Subscribe implements SubscriptionHandler: any URI may be subscribed to;
+// the session records it.
+func (s *Server) Subscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error) {
+	return state, nil
+}
+
+// Unsubscribe implements SubscriptionHandler.
+func (s *Server) Unsubscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error) {
+	return state, nil
+}
+
+func encodeItem(f func(e *encoder, rev Revision)) (*[nRevs][]byte, error) {
+	var out [nRevs][]byte
+	for i, rev := range encodeRevs {
+		var e encoder
+		f(&e, rev)
+		if e.err != nil {
+			return nil, e.err
+		}
+		out[i] = e.b
+	}
+	return &out, nil
+}

@@ -1,0 +1,265 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// ToolFunc is a typed tool: In is decoded from the validated arguments,
+// Out becomes the result. Out may be *CallToolResult (sent as is), string
+// (one text block), or any type that encodes to a JSON object (sent as
+// structuredContent, checked against the output schema, and mirrored as
+// JSON in a text block for clients that predate structured output).
+//
+// A returned error becomes a result with isError and the error's text
+// (the model sees it), except a *jsonrpc.Error, ErrInvalidParams or an
+// *InputRequiredError, which stay protocol-level.
+type ToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
+
+// RawToolFunc is an untyped tool: it reads req.Arguments itself.
+type RawToolFunc func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+
+type toolEntry struct {
+	tool   Tool
+	enc    *[nRevs][]byte
+	input  *compiledSchema
+	output *compiledSchema
+	call   RawToolFunc
+}
+
+// argError marks arguments that passed the schema but not decoding into
+// the Go type: treated like a schema failure.
+type argError struct{ err error }
+
+func (e *argError) Error() string { return e.err.Error() }
+
+var emptyObject = json.RawMessage(`{}`)
+
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// AddTool registers a typed tool. The input schema is t.InputSchema when
+// set, else inferred from In once, here: exported fields by their json
+// names, fields without omitempty/omitzero and not pointers required,
+// additionalProperties false, a `jsonschema:"…"` tag as description,
+// recursive types through $defs. The output schema likewise from Out
+// (none for *CallToolResult and string). Arguments are validated against
+// the input schema before h runs: invalid ones are an isError result from
+// 2025-11-25 on and InvalidParams before. The Server does not keep t.
+func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
+	if t == nil {
+		return fmt.Errorf("%w: nil tool", ErrName)
+	}
+	if h == nil {
+		return fmt.Errorf("%w: tool %q", ErrNilHandler, t.Name)
+	}
+	tool := *t
+	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	if tool.InputSchema == nil {
+		switch {
+		case inType.Kind() == reflect.Interface, inType == typeRawMessage:
+			tool.InputSchema = json.RawMessage(`{"type":"object"}`)
+		default:
+			raw, err := inferSchema(inType, false)
+			if err != nil {
+				return fmt.Errorf("%w: tool %q input %s: %v", ErrInvalidSchema, t.Name, inType, err)
+			}
+			tool.InputSchema = raw
+		}
+	}
+	structured := outType != typeCallToolRes && outType != typeString
+	if tool.OutputSchema == nil && structured && outType.Kind() != reflect.Interface && outType != typeRawMessage {
+		raw, err := inferSchema(outType, true)
+		if err != nil {
+			return fmt.Errorf("%w: tool %q output %s: %v", ErrInvalidSchema, t.Name, outType, err)
+		}
+		tool.OutputSchema = raw
+	}
+	var output *compiledSchema // set by addTool; read by the closure
+	call := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var in In
+		if err := json.Unmarshal(req.Arguments, &in); err != nil {
+			return nil, &argError{err: errors.New(typeErrorText(err))}
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			return nil, err
+		}
+		switch v := any(out).(type) {
+		case *CallToolResult:
+			return v, nil
+		case string:
+			return &CallToolResult{Content: []Content{Text(v)}}, nil
+		}
+		raw, err := jsonrpc.Marshal(out)
+		if err != nil {
+			return nil, errUnencoded
+		}
+		if output != nil {
+			if err := output.validate(raw); err != nil {
+				return nil, errToolOutput
+			}
+		}
+		return &CallToolResult{Content: []Content{Text(string(raw))}, structured: raw}, nil
+	}
+	ent, err := s.addTool(&tool, call)
+	if err != nil {
+		return err
+	}
+	output = ent.output
+	return nil
+}
+
+var errToolOutput = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the tool's output does not match its output schema")
+
+// AddToolRaw registers an untyped tool. t.InputSchema (nil: an object
+// with no constraints) is still enforced before h runs; t.OutputSchema is
+// advertised but h's structuredContent is not checked against it.
+func (s *Server) AddToolRaw(t *Tool, h RawToolFunc) error {
+	if t == nil {
+		return fmt.Errorf("%w: nil tool", ErrName)
+	}
+	if h == nil {
+		return fmt.Errorf("%w: tool %q", ErrNilHandler, t.Name)
+	}
+	tool := *t
+	if tool.InputSchema == nil {
+		tool.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	_, err := s.addTool(&tool, h)
+	return err
+}
+
+func (s *Server) addTool(t *Tool, call RawToolFunc) (*toolEntry, error) {
+	if !validToolName(t.Name) {
+		return nil, fmt.Errorf("%w: %q", ErrToolName, t.Name)
+	}
+	ent := &toolEntry{tool: *t, call: call}
+	in, err := schemaBytes(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q input: %w", t.Name, err)
+	}
+	if ent.input, err = compileSchema(in, true); err != nil {
+		return nil, fmt.Errorf("tool %q input: %w", t.Name, err)
+	}
+	ent.tool.InputSchema = in
+	var out json.RawMessage
+	if t.OutputSchema != nil {
+		if out, err = schemaBytes(t.OutputSchema); err != nil {
+			return nil, fmt.Errorf("tool %q output: %w", t.Name, err)
+		}
+		if ent.output, err = compileSchema(out, true); err != nil {
+			return nil, fmt.Errorf("tool %q output: %w", t.Name, err)
+		}
+		ent.tool.OutputSchema = out
+	}
+	ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &ent.tool, in, out) })
+	if err != nil {
+		return nil, fmt.Errorf("%w: tool %q: %v", ErrName, t.Name, err)
+	}
+	err = s.update(func(sn *snapshot) (ChangeKind, error) {
+		if _, dup := sn.tools[t.Name]; dup {
+			return 0, fmt.Errorf("%w: tool %q", ErrDuplicate, t.Name)
+		}
+		tools := cloneMap(sn.tools)
+		tools[t.Name] = ent
+		sn.tools, sn.toolPages = tools, s.toolPageSet(tools)
+		sn.caps.Tools = &ToolsCapability{ListChanged: true}
+		return ToolsChanged, nil
+	})
+	return ent, err
+}
+
+// RemoveTools unregisters tools by name and reports how many existed.
+// Calls already running finish normally.
+func (s *Server) RemoveTools(names ...string) int {
+	n := 0
+	_ = s.update(func(sn *snapshot) (ChangeKind, error) {
+		tools := cloneMap(sn.tools)
+		for _, name := range names {
+			if _, ok := tools[name]; ok {
+				delete(tools, name)
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, errNoChange
+		}
+		sn.tools, sn.toolPages = tools, s.toolPageSet(tools)
+		return ToolsChanged, nil
+	})
+	return n
+}
+
+var errNoChange = errors.New("no change")
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func (s *Server) toolPageSet(tools map[string]*toolEntry) *pageSet {
+	keys := make([]string, 0, len(tools))
+	ents := make([]*toolEntry, 0, len(tools))
+	for k, v := range tools {
+		keys, ents = append(keys, k), append(ents, v)
+	}
+	return newPageSet('t', "tools", s.opts.PageSize, s.sealer, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+}
+
+// ListTools implements ToolHandler with pre-encoded pages.
+func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*ListToolsResult, any, error) {
+	page, err := s.snap.Load().toolPages.page(req.Revision, req.Cursor, s.sealer)
+	if err != nil {
+		return nil, state, err
+	}
+	return &ListToolsResult{encoded: page}, state, nil
+}
+
+// CallTool implements ToolHandler: lookup, argument validation, the tool.
+func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) (*CallToolResult, any, error) {
+	ent := s.snap.Load().tools[req.Name]
+	if ent == nil {
+		return nil, state, fmt.Errorf("%w: %q", ErrUnknownTool, req.Name)
+	}
+	if req.Arguments == nil {
+		req.Arguments = emptyObject
+	}
+	if err := ent.input.validate(req.Arguments); err != nil {
+		return badArguments(req, state, err)
+	}
+	res, err := ent.call(ctx, req)
+	var ae *argError
+	if errors.As(err, &ae) {
+		return badArguments(req, state, ae.err)
+	}
+	return res, state, err
+}
+
+// badArguments: an isError result from 2025-11-25 (SEP-1303: the model
+// can correct itself), InvalidParams before.
+func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, any, error) {
+	msg := fmt.Sprintf("Invalid arguments for tool %s: %v", req.Name, err)
+	if req.Revision.orDefault() >= Rev20251125 {
+		return &CallToolResult{Content: []Content{Text(msg)}, IsError: true}, state, nil
+	}
+	return nil, state, jsonrpc.NewError(jsonrpc.InvalidParams, msg)
+}

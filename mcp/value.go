@@ -1,0 +1,58 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+var errValue = errors.New("mcp: malformed JSON value")
+
+// decodeValue turns valid JSON into the generic tree a JSON Schema
+// validator walks (map[string]any, []any, string, json.Number, bool, nil),
+// keeping numbers exact. It is a fraction of encoding/json's cost for the
+// same tree because the input is already known to be valid: it only
+// slices.
+func decodeValue(raw []byte) (any, error) {
+	if len(raw) == 0 {
+		return nil, errValue
+	}
+	switch c := raw[0]; {
+	case c == '{':
+		m := map[string]any{}
+		err := jsonrpc.EachMember(raw, func(k, v []byte) error {
+			x, err := decodeValue(v)
+			if err != nil {
+				return err
+			}
+			m[jsonrpc.Key(k)] = x
+			return nil
+		})
+		return m, err
+	case c == '[':
+		a := []any{}
+		err := jsonrpc.EachElement(raw, func(v []byte) error {
+			x, err := decodeValue(v)
+			if err != nil {
+				return err
+			}
+			a = append(a, x)
+			return nil
+		})
+		return a, err
+	case c == '"':
+		s, ok := jsonrpc.Unquote(raw)
+		if !ok {
+			return nil, errValue
+		}
+		return s, nil
+	case c == 't':
+		return true, nil
+	case c == 'f':
+		return false, nil
+	case c == 'n':
+		return nil, nil
+	}
+	return json.Number(raw), nil
+}
