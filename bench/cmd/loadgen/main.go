@@ -1,0 +1,329 @@
+// Command loadgen runs the side-by-side benchmark: it starts every built
+// server configuration as its own process on a loopback port, drives them
+// all from this one process, interleaved (round-robin short slices per
+// configuration, repeated, so machine noise affects all alike), checks
+// every response, reads each server's own CPU and allocation figures from
+// its probe endpoint, and writes RESULTS.md.
+//
+//	make -C bench bench            # the full run, under 10 minutes
+//	make -C bench bench QUICK=1    # about a minute, written to .bin/
+//	loadgen -print-builds          # the binaries the Makefile builds
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/configs"
+	"github.com/saguaro-go/saguaro/bench/internal/serve"
+)
+
+type options struct {
+	binDir, out, rawOut, logDir string
+	quick                       bool
+	workloads                   map[string]bool
+	only                        map[string]bool
+
+	rounds          int
+	warmup, slice   time.Duration
+	conns           []int
+	timeout         time.Duration
+	churnDur        time.Duration
+	churnConns      int
+	churnTTL        time.Duration
+	churnWait       time.Duration
+	idleSessions    int
+	idleConns       int
+	idleLimit       time.Duration
+	serverIdleTTL   time.Duration
+	maxRuntime      time.Duration
+	command         string
+	effectiveFlags  []string
+	printBuildsOnly bool
+	cpuProfile      string
+}
+
+func parseFlags() *options {
+	o := &options{}
+	var workloads, only, conns string
+	flag.StringVar(&o.binDir, "bin", ".bin", "folder of the built server binaries")
+	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS.md, or .bin/RESULTS-quick.md with -quick)")
+	flag.StringVar(&o.rawOut, "raw", "", "raw JSON results (default <bin>/results.json)")
+	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "short run (about a minute) for development; also QUICK=1")
+	flag.StringVar(&workloads, "workloads", "throughput,churn,idle", "workloads to run")
+	flag.StringVar(&only, "only", "", "comma-separated configuration names (default: all built); bare is always kept")
+	flag.IntVar(&o.rounds, "rounds", 0, "interleaved rounds per concurrency (default 5; quick 2)")
+	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 200ms)")
+	flag.DurationVar(&o.slice, "slice", 0, "measured time per slice (default 1.5s; quick 400ms)")
+	flag.StringVar(&conns, "conns", "1,16,64", "concurrent connections for tools/call throughput")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
+	flag.DurationVar(&o.churnDur, "churn", 0, "session churn duration per configuration (default 5s; quick 2s)")
+	flag.IntVar(&o.churnConns, "churn-conns", 8, "connections for session churn")
+	flag.DurationVar(&o.churnTTL, "churn-ttl", 2*time.Second, "session idle timeout given to the servers for the churn workload")
+	flag.DurationVar(&o.churnWait, "churn-wait", 0, "wait after churn before measuring what is left (default 2*ttl+2s)")
+	flag.IntVar(&o.idleSessions, "idle-sessions", envInt("IDLE_SESSIONS", 0), "idle sessions to open per configuration (default 10000; quick 2000; e.g. 100000, also IDLE_SESSIONS)")
+	flag.IntVar(&o.idleConns, "idle-conns", 16, "connections used to open idle sessions")
+	flag.DurationVar(&o.idleLimit, "idle-limit", 120*time.Second, "time limit for opening the idle sessions")
+	flag.DurationVar(&o.serverIdleTTL, "server-ttl", 10*time.Minute, "session idle timeout given to the servers for throughput and idle sessions")
+	flag.DurationVar(&o.maxRuntime, "max-runtime", 20*time.Minute, "abort the whole run after this long")
+	flag.StringVar(&o.command, "command", "", "the command to print on the results page (the Makefile passes its own)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile here")
+	flag.BoolVar(&o.printBuildsOnly, "print-builds", false, "print 'name package mode' per configuration to build, then exit")
+	flag.Parse()
+
+	def := func(d *time.Duration, full, quick time.Duration) {
+		if *d == 0 {
+			*d = full
+			if o.quick {
+				*d = quick
+			}
+		}
+	}
+	def(&o.warmup, 500*time.Millisecond, 200*time.Millisecond)
+	def(&o.slice, 1500*time.Millisecond, 400*time.Millisecond)
+	def(&o.churnDur, 5*time.Second, 2*time.Second)
+	if o.churnWait == 0 {
+		o.churnWait = 2*o.churnTTL + 2*time.Second
+	}
+	if o.rounds == 0 {
+		o.rounds = 5
+		if o.quick {
+			o.rounds = 2
+		}
+	}
+	if o.idleSessions == 0 {
+		o.idleSessions = 10000
+		if o.quick {
+			o.idleSessions = 2000
+		}
+	}
+	if o.out == "" {
+		o.out = "RESULTS.md"
+		if o.quick {
+			o.out = filepath.Join(o.binDir, "RESULTS-quick.md")
+		}
+	}
+	if o.rawOut == "" {
+		o.rawOut = filepath.Join(o.binDir, "results.json")
+	}
+	o.logDir = filepath.Join(o.binDir, "logs")
+	o.workloads = set(workloads)
+	o.only = set(only)
+	for _, f := range strings.Split(conns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			log.Fatalf("bad -conns %q", conns)
+		}
+		o.conns = append(o.conns, n)
+	}
+	if o.command == "" {
+		o.command = strings.Join(os.Args, " ")
+	}
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "command" && f.Name != "out" && f.Name != "raw" && f.Name != "bin" {
+			o.effectiveFlags = append(o.effectiveFlags, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return o
+}
+
+func envInt(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func set(csv string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Split(csv, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			m[f] = true
+		}
+	}
+	return m
+}
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("loadgen: ")
+	o := parseFlags()
+	if o.printBuildsOnly {
+		for _, c := range configs.All {
+			if !isPending(c) {
+				fmt.Printf("%s %s %s\n", c.Name, c.Pkg, c.Mode)
+			}
+		}
+		return
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	go func() {
+		time.Sleep(o.maxRuntime)
+		log.Printf("max runtime %v reached; aborting (servers exit when this process's pipes close)", o.maxRuntime)
+		os.Exit(3)
+	}()
+
+	run := &runResult{Started: time.Now(), Opts: o, Ready: map[string]serve.Ready{}, LoadgenGo: runtime.Version()}
+	for _, c := range configs.All {
+		if len(o.only) > 0 && !o.only[c.Name] && c.Name != configs.Bare {
+			continue
+		}
+		run.Configs = append(run.Configs, c)
+	}
+
+	if o.workloads["throughput"] {
+		runThroughput(o, run)
+	}
+	if o.workloads["churn"] {
+		runChurnPhase(o, run)
+	}
+	if o.workloads["idle"] {
+		runIdlePhase(o, run)
+	}
+	run.Finished = time.Now()
+
+	page := renderResults(run)
+	if err := writeFileAtomic(o.out, []byte(page)); err != nil {
+		log.Fatalf("write %s: %v", o.out, err)
+	}
+	if raw, err := json.MarshalIndent(run, "", "  "); err == nil {
+		_ = writeFileAtomic(o.rawOut, raw)
+	}
+	log.Printf("wrote %s (raw: %s) in %v", o.out, o.rawOut, run.Finished.Sub(run.Started).Round(time.Second))
+	if run.anyFailed() {
+		log.Printf("some configurations FAILED; see %s", o.out)
+	}
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// runThroughput starts every configuration, then for each round and each
+// concurrency gives every configuration one slice, in an order that
+// rotates from round to round.
+func runThroughput(o *options, run *runResult) {
+	var servers []*server
+	defer func() { stopAll(servers) }()
+	for _, c := range run.Configs {
+		if isPending(c) {
+			continue
+		}
+		s, err := startServer(o.binDir, o.logDir, "throughput", c, "-idle-timeout", o.serverIdleTTL.String())
+		if err != nil {
+			log.Printf("%s: %v", c.Name, err)
+			run.setStartError(c.Name, err)
+			continue
+		}
+		run.Ready[c.Name] = s.ready
+		servers = append(servers, s)
+	}
+	run.TP = map[string]*tpAgg{}
+	if len(servers) == 0 {
+		return
+	}
+	total := o.rounds * len(o.conns) * len(servers)
+	n := 0
+	for round := 0; round < o.rounds; round++ {
+		for _, conns := range o.conns {
+			for i := range servers {
+				s := servers[(i+round)%len(servers)]
+				n++
+				r := runSlice(s, conns, o.warmup, o.slice, o.timeout)
+				k := tpKeyString(s.cfg.Name, conns)
+				a := run.TP[k]
+				if a == nil {
+					a = &tpAgg{}
+					run.TP[k] = a
+				}
+				a.add(r)
+				status := ""
+				if f := r.Fail.total(); f > 0 {
+					status = fmt.Sprintf(" FAILED x%d %v", f, r.Fail.First)
+				}
+				log.Printf("[%d/%d] round %d c=%-3d %-18s %8.0f req/s%s", n, total, round+1, conns, s.cfg.Name,
+					float64(r.OK)/r.Window.Seconds(), status)
+			}
+		}
+	}
+}
+
+func tpKeyString(name string, conns int) string { return name + "@" + strconv.Itoa(conns) }
+
+func runChurnPhase(o *options, run *runResult) {
+	run.Churn = map[string]*churnResult{}
+	for _, c := range run.Configs {
+		if isPending(c) || !c.Stateful {
+			continue
+		}
+		s, err := startServer(o.binDir, o.logDir, "churn", c, "-idle-timeout", o.churnTTL.String())
+		if err != nil {
+			log.Printf("%s: %v", c.Name, err)
+			run.setStartError(c.Name, err)
+			continue
+		}
+		r := runChurn(s, o.churnConns, o.churnDur, o.churnWait, o.churnTTL, o.timeout)
+		s.stop()
+		run.Churn[c.Name] = r
+		log.Printf("churn %-18s %d sessions in %v; goroutines %d -> %d -> %d; heap live %s -> %s -> %s; %d log lines",
+			c.Name, r.Sessions, r.Elapsed.Round(time.Millisecond),
+			r.Base.Goroutines, r.End.Goroutines, r.Reaped.Goroutines,
+			mib(r.Base.HeapLive), mib(r.End.HeapLive), mib(r.Reaped.HeapLive), r.LogLines)
+		if f := r.Fail.total(); f > 0 {
+			log.Printf("churn %s FAILED: %v", c.Name, r.Fail.First)
+		}
+	}
+}
+
+func runIdlePhase(o *options, run *runResult) {
+	run.Idle = map[string]*idleResult{}
+	for _, c := range run.Configs {
+		if isPending(c) || !c.Stateful {
+			continue
+		}
+		s, err := startServer(o.binDir, o.logDir, "idle", c, "-idle-timeout", o.serverIdleTTL.String())
+		if err != nil {
+			log.Printf("%s: %v", c.Name, err)
+			run.setStartError(c.Name, err)
+			continue
+		}
+		r := runIdle(s, o.idleSessions, o.idleConns, o.idleLimit, o.timeout)
+		s.stop()
+		run.Idle[c.Name] = r
+		log.Printf("idle  %-18s %d sessions in %v; goroutines %d -> %d; heap live %s -> %s; checked %d",
+			c.Name, r.Sessions, r.Elapsed.Round(time.Millisecond), r.Base.Goroutines, r.Held.Goroutines,
+			mib(r.Base.HeapLive), mib(r.Held.HeapLive), r.Checked)
+		if f := r.Fail.total(); f > 0 {
+			log.Printf("idle %s FAILED: %v", c.Name, r.Fail.First)
+		}
+	}
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/probe"
+)
+
+// maxChurnSessions bounds the churn loop in count.
+const maxChurnSessions = 2_000_000
+
+// churnResult is the session churn workload for one configuration:
+// initialize, notifications/initialized, one checked tools/call, then the
+// session is abandoned (no DELETE), for a fixed time; then the server is
+// left alone until its reaper should have run.
+type churnResult struct {
+	Sessions uint64
+	Elapsed  time.Duration
+	Base     probe.Snapshot // before, after GC
+	End      probe.Snapshot // right after the churn, after GC
+	Reaped   probe.Snapshot // after the wait, after GC
+	Wait     time.Duration
+	TTL      time.Duration
+	LogLines int
+	Fail     failures
+}
+
+func runChurn(s *server, conns int, dur, wait, ttl, timeout time.Duration) *churnResult {
+	res := &churnResult{Wait: wait, TTL: ttl}
+	var err error
+	if res.Base, err = s.probe(true); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+		return res
+	}
+	var (
+		stop     atomic.Bool
+		sessions atomic.Uint64
+		wg       sync.WaitGroup
+	)
+	t0 := time.Now()
+	wg.Add(conns)
+	for w := 0; w < conns; w++ {
+		go func(w int) {
+			defer wg.Done()
+			c, err := dial(s.ep, timeout)
+			if err != nil {
+				res.Fail.add(err)
+				return
+			}
+			defer c.Close()
+			var text []byte
+			for i := int64(0); !stop.Load() && sessions.Load() < maxChurnSessions; i++ {
+				if err := c.initialize(1, true); err != nil {
+					res.Fail.add(err)
+					return
+				}
+				text = echoText(text, w, i)
+				if err := c.call(2, string(text)); err != nil {
+					res.Fail.add(err)
+					return
+				}
+				sessions.Add(1)
+				c.session = "" // abandon it
+			}
+		}(w)
+	}
+	time.Sleep(dur)
+	stop.Store(true)
+	wg.Wait()
+	res.Elapsed = time.Since(t0)
+	res.Sessions = sessions.Load()
+	if res.End, err = s.probe(true); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+		return res
+	}
+	time.Sleep(wait)
+	if res.Reaped, err = s.probe(true); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+	}
+	res.LogLines = s.logLines()
+	return res
+}
+
+// idleResult is the idle sessions workload for one configuration: open n
+// sessions (initialize + notifications/initialized), leave them idle,
+// measure what the server retains, then prove a sample is still alive.
+type idleResult struct {
+	Wanted   int
+	Sessions int
+	Elapsed  time.Duration
+	Base     probe.Snapshot
+	Held     probe.Snapshot
+	Checked  int
+	Fail     failures
+}
+
+func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult {
+	res := &idleResult{Wanted: n}
+	var err error
+	if res.Base, err = s.probe(true); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+		return res
+	}
+	ids := make([]string, n)
+	var (
+		next atomic.Int64
+		made atomic.Int64
+		wg   sync.WaitGroup
+	)
+	deadline := time.Now().Add(limit)
+	t0 := time.Now()
+	wg.Add(conns)
+	for w := 0; w < conns; w++ {
+		go func() {
+			defer wg.Done()
+			c, err := dial(s.ep, timeout)
+			if err != nil {
+				res.Fail.add(err)
+				return
+			}
+			defer c.Close()
+			for time.Now().Before(deadline) {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				if err := c.initialize(1, true); err != nil {
+					res.Fail.add(err)
+					return
+				}
+				ids[i] = c.session
+				made.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(t0)
+	res.Sessions = int(made.Load())
+	if res.Sessions < n && res.Fail.total() == 0 {
+		res.Fail.add(fmt.Errorf("opened %d of %d sessions within %v", res.Sessions, n, limit))
+	}
+	time.Sleep(500 * time.Millisecond)
+	if res.Held, err = s.probe(true); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+		return res
+	}
+	// Prove the sessions are still there: a checked call on a sample.
+	c, err := dial(s.ep, timeout)
+	if err != nil {
+		res.Fail.add(err)
+		return res
+	}
+	defer c.Close()
+	step := max(1, len(ids)/100)
+	var text []byte
+	for i := 0; i < len(ids); i += step {
+		if ids[i] == "" {
+			continue
+		}
+		c.session = ids[i]
+		text = echoText(text, 0, int64(i))
+		if err := c.call(int64(i)+2, string(text)); err != nil {
+			res.Fail.add(fmt.Errorf("session %d after idling: %w", i, err))
+			break
+		}
+		res.Checked++
+	}
+	return res
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/check"
+	"github.com/saguaro-go/saguaro/bench/internal/hist"
+	"github.com/saguaro-go/saguaro/bench/internal/probe"
+)
+
+// maxCallsPerSlice bounds every worker loop in count, whatever the clock
+// does.
+const maxCallsPerSlice = 5_000_000
+
+// failures collects failed checks by kind, with the first message of each.
+type failures struct {
+	mu    sync.Mutex
+	Count map[string]int    `json:"count,omitempty"`
+	First map[string]string `json:"first,omitempty"`
+}
+
+func (f *failures) add(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Count == nil {
+		f.Count, f.First = map[string]int{}, map[string]string{}
+	}
+	k := check.Kind(err)
+	f.Count[k]++
+	if _, ok := f.First[k]; !ok {
+		f.First[k] = err.Error()
+	}
+}
+
+func (f *failures) merge(o *failures) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k, n := range o.Count {
+		f.mu.Lock()
+		if f.Count == nil {
+			f.Count, f.First = map[string]int{}, map[string]string{}
+		}
+		f.Count[k] += n
+		if _, ok := f.First[k]; !ok {
+			f.First[k] = o.First[k]
+		}
+		f.mu.Unlock()
+	}
+}
+
+func (f *failures) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.Count {
+		n += c
+	}
+	return n
+}
+
+// sliceResult is one measured slice of one configuration at one
+// concurrency.
+type sliceResult struct {
+	OK     uint64
+	Window time.Duration
+	Hist   hist.H
+	Before probe.Snapshot
+	After  probe.Snapshot
+	Fail   failures
+}
+
+// runSlice drives one server with conns connections: connect (and
+// initialize, when stateful), warm up, read the probe, measure for
+// measure, read the probe again, stop, end the sessions.
+func runSlice(s *server, conns int, warmup, measure, timeout time.Duration) *sliceResult {
+	res := &sliceResult{}
+	var (
+		recording atomic.Bool
+		stop      atomic.Bool
+		ready     sync.WaitGroup
+		done      sync.WaitGroup
+		okCount   atomic.Uint64
+		hmu       sync.Mutex
+	)
+	start := make(chan struct{})
+	ready.Add(conns)
+	done.Add(conns)
+	for w := 0; w < conns; w++ {
+		go func(w int) {
+			defer done.Done()
+			var h hist.H
+			var ok uint64
+			defer func() {
+				hmu.Lock()
+				res.Hist.Merge(&h)
+				hmu.Unlock()
+				okCount.Add(ok)
+			}()
+			c, err := dial(s.ep, timeout)
+			if err == nil && s.cfg.Stateful {
+				err = c.initialize(1, true)
+			}
+			ready.Done()
+			if err != nil {
+				res.Fail.add(fmt.Errorf("setup: %w", err))
+				if c != nil {
+					c.Close()
+				}
+				return
+			}
+			defer c.Close()
+			defer c.endSession()
+			<-start
+			var text []byte
+			for seq := int64(2); seq < maxCallsPerSlice && !stop.Load(); seq++ {
+				text = echoText(text, w, seq)
+				t0 := time.Now()
+				err := c.call(seq, string(text))
+				lat := time.Since(t0)
+				if err != nil {
+					if !stop.Load() || check.Kind(err) != "transport" {
+						res.Fail.add(err)
+					}
+					return // the connection's state is unknown; the configuration has failed
+				}
+				if recording.Load() {
+					h.Record(lat)
+					ok++
+				}
+			}
+		}(w)
+	}
+	ready.Wait()
+	close(start)
+	time.Sleep(warmup)
+	var err error
+	if res.Before, err = s.probe(false); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+	}
+	t0 := time.Now()
+	recording.Store(true)
+	time.Sleep(measure)
+	recording.Store(false)
+	res.Window = time.Since(t0)
+	if res.After, err = s.probe(false); err != nil {
+		res.Fail.add(fmt.Errorf("probe: %w", err))
+	}
+	stop.Store(true)
+	done.Wait()
+	res.OK = okCount.Load()
+	return res
+}
+
+// tpKey names one cell of the throughput table.
+type tpKey struct {
+	Config string
+	Conns  int
+}
+
+// tpAgg sums the slices of one cell.
+type tpAgg struct {
+	Slices    int
+	OK        uint64
+	Window    time.Duration
+	Hist      hist.H
+	CPUNS     int64
+	Allocs    uint64
+	Bytes     uint64
+	GCs       uint64
+	SliceRPS  []float64
+	Fail      failures
+	MaxRSS    uint64
+	Goroutine uint64
+}
+
+func (a *tpAgg) add(r *sliceResult) {
+	a.Slices++
+	a.OK += r.OK
+	a.Window += r.Window
+	a.Hist.Merge(&r.Hist)
+	if r.After.UnixNano != 0 && r.Before.UnixNano != 0 {
+		a.CPUNS += r.After.CPUNS() - r.Before.CPUNS()
+		a.Allocs += r.After.AllocObjs - r.Before.AllocObjs
+		a.Bytes += r.After.AllocBytes - r.Before.AllocBytes
+		a.GCs += r.After.GCCycles - r.Before.GCCycles
+		a.MaxRSS = max(a.MaxRSS, r.After.MaxRSS)
+		a.Goroutine = max(a.Goroutine, r.After.Goroutines)
+	}
+	if r.Window > 0 {
+		a.SliceRPS = append(a.SliceRPS, float64(r.OK)/r.Window.Seconds())
+	}
+	a.Fail.merge(&r.Fail)
+}
+
+func (a *tpAgg) rps() float64 {
+	if a.Window <= 0 {
+		return 0
+	}
+	return float64(a.OK) / a.Window.Seconds()
+}
+
+func (a *tpAgg) perReq(v float64) float64 {
+	if a.OK == 0 {
+		return 0
+	}
+	return v / float64(a.OK)
+}

@@ -1,0 +1,248 @@
+// Package check judges every response the load generator reads. A
+// configuration that answers wrongly is reported as FAILED, never as fast,
+// so these functions are strict: the HTTP status, the media type, the
+// JSON-RPC envelope, the id and the echoed text must all be right.
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Error is a failed check. Kind groups failures for the report.
+type Error struct {
+	Kind   string // "status", "media-type", "json", "jsonrpc-error", "id", "result", "echo", "session"
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Kind + ": " + e.Detail }
+
+func fail(kind, format string, args ...any) error {
+	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Kind returns the kind of a check error, or "transport" for anything else
+// (I/O errors, timeouts).
+func Kind(err error) string {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.Kind
+	}
+	return "transport"
+}
+
+// Response is what the load generator read for one request.
+type Response struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   *rpcError       `json:"error"`
+}
+
+type callResult struct {
+	Content []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	} `json:"content"`
+	IsError bool `json:"isError"`
+}
+
+type initResult struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	ServerInfo      json.RawMessage `json:"serverInfo"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+}
+
+// message finds the JSON-RPC response with the given id in the body, which
+// is either one JSON object (application/json) or an event stream whose
+// events carry JSON-RPC messages (text/event-stream); notifications and
+// requests that come before the response on a stream are skipped.
+func message(r Response, wantID int64) (*envelope, error) {
+	if r.Status != 200 {
+		return nil, fail("status", "HTTP %d, want 200 (body %q)", r.Status, clip(r.Body))
+	}
+	mt := mediaType(r.ContentType)
+	var datas [][]byte
+	switch mt {
+	case "application/json":
+		datas = [][]byte{r.Body}
+	case "text/event-stream":
+		datas = sseData(r.Body)
+		if len(datas) == 0 {
+			return nil, fail("result", "event stream without data (body %q)", clip(r.Body))
+		}
+	default:
+		return nil, fail("media-type", "Content-Type %q, want application/json or text/event-stream", r.ContentType)
+	}
+	want := strconv.AppendInt(nil, wantID, 10)
+	for _, d := range datas {
+		var env envelope
+		if err := json.Unmarshal(d, &env); err != nil {
+			return nil, fail("json", "%v in %q", err, clip(d))
+		}
+		if env.Method != "" { // a notification or request before the response
+			continue
+		}
+		if env.JSONRPC != "2.0" {
+			return nil, fail("json", "jsonrpc %q, want \"2.0\"", env.JSONRPC)
+		}
+		if !bytes.Equal(bytes.TrimSpace(env.ID), want) {
+			return nil, fail("id", "id %s, want %s", env.ID, want)
+		}
+		if env.Error != nil {
+			return nil, fail("jsonrpc-error", "code %d: %s", env.Error.Code, env.Error.Message)
+		}
+		if len(env.Result) == 0 || string(env.Result) == "null" {
+			return nil, fail("result", "response without result")
+		}
+		return &env, nil
+	}
+	return nil, fail("result", "no response with id %s in the stream", want)
+}
+
+// Call checks the answer to a tools/call of the echo tool with the given id
+// and text: HTTP 200, a JSON-RPC result (not an error) for that id, not
+// isError, and exactly one text content block equal to text.
+func Call(r Response, wantID int64, text string) error {
+	env, err := message(r, wantID)
+	if err != nil {
+		return err
+	}
+	var res callResult
+	if err := json.Unmarshal(env.Result, &res); err != nil {
+		return fail("result", "result: %v", err)
+	}
+	if res.IsError {
+		return fail("result", "isError result: %q", clip(env.Result))
+	}
+	if len(res.Content) != 1 || res.Content[0].Type != "text" || res.Content[0].Text == nil {
+		return fail("result", "want one text content block, got %q", clip(env.Result))
+	}
+	if got := *res.Content[0].Text; got != text {
+		return fail("echo", "echoed %q, sent %q", clip([]byte(got)), clip([]byte(text)))
+	}
+	return nil
+}
+
+// Initialize checks the answer to an initialize request and returns the
+// negotiated protocol version and the session id header (which stateful
+// configurations must set).
+func Initialize(r Response, wantID int64, sessionID string, stateful bool, wantVersion string) error {
+	env, err := message(r, wantID)
+	if err != nil {
+		return err
+	}
+	var res initResult
+	if err := json.Unmarshal(env.Result, &res); err != nil {
+		return fail("result", "initialize result: %v", err)
+	}
+	if res.ProtocolVersion != wantVersion {
+		return fail("result", "protocolVersion %q, want %q", res.ProtocolVersion, wantVersion)
+	}
+	if len(res.ServerInfo) == 0 || len(res.Capabilities) == 0 {
+		return fail("result", "initialize result without serverInfo or capabilities")
+	}
+	if stateful && !validSessionID(sessionID) {
+		return fail("session", "Mcp-Session-Id %q: want visible ASCII, non-empty", sessionID)
+	}
+	return nil
+}
+
+// Accepted checks the answer to a notification: 202 Accepted.
+func Accepted(r Response) error {
+	if r.Status != 202 {
+		return fail("status", "HTTP %d for a notification, want 202 (body %q)", r.Status, clip(r.Body))
+	}
+	return nil
+}
+
+func validSessionID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// sseData splits an event stream into the data of its events (multi-line
+// data joined with "\n"; events without data, such as a priming event, are
+// dropped).
+func sseData(b []byte) [][]byte {
+	var out [][]byte
+	var cur []byte
+	has := false
+	flush := func() {
+		if has {
+			out = append(out, cur)
+		}
+		cur, has = nil, false
+	}
+	for len(b) > 0 {
+		var line []byte
+		if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
+			line = b[:i]
+			if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+				b = b[i+2:]
+			} else {
+				b = b[i+1:]
+			}
+		} else {
+			line, b = b, nil
+		}
+		if len(line) == 0 {
+			flush()
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			if has {
+				cur = append(cur, '\n')
+			}
+			cur = append(cur, v...)
+			has = true
+		}
+	}
+	flush()
+	var nonEmpty [][]byte
+	for _, d := range out {
+		if len(bytes.TrimSpace(d)) > 0 {
+			nonEmpty = append(nonEmpty, d)
+		}
+	}
+	return nonEmpty
+}
+
+func clip(b []byte) string {
+	const max = 200
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}

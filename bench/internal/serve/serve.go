@@ -1,0 +1,203 @@
+// Package serve is the shared main of every benchmark server: flags, two
+// loopback listeners (the MCP endpoint and the probe), the ready line the
+// load generator waits for, and the ways a server stops by itself.
+//
+// A server binary prints exactly one line starting with ReadyPrefix to
+// stdout, followed by a JSON Ready, once both listeners accept connections.
+// It exits on SIGINT/SIGTERM, when its stdin reaches EOF (the load generator
+// holds the other end, so a crashed load generator leaves no orphans), or
+// after -max-lifetime.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/probe"
+)
+
+// ReadyPrefix starts the ready line on stdout.
+const ReadyPrefix = "BENCH-READY "
+
+// MCPPath is where every server serves MCP.
+const MCPPath = "/mcp"
+
+// Options are what a configuration's build function gets from the flags.
+type Options struct {
+	// Mode selects the variant of a library's server (for example
+	// "stateless" or "stateful"); it is baked into each binary at link time.
+	Mode string
+	// IdleTimeout is the session idle timeout / reaper TTL to configure, for
+	// libraries that have one.
+	IdleTimeout time.Duration
+}
+
+// Built is what a build function returns.
+type Built struct {
+	// Handler serves MCP; it is mounted at MCPPath.
+	Handler http.Handler
+	// Headers are added by the load generator to every MCP request (for
+	// example a bearer token the server minted for itself).
+	Headers map[string]string
+	// Notes says how the library was configured, for the results page.
+	Notes string
+	// Close, if set, runs before the process exits.
+	Close func()
+}
+
+// Ready is the JSON on the ready line.
+type Ready struct {
+	Name        string            `json:"name"`
+	Mode        string            `json:"mode"`
+	PID         int               `json:"pid"`
+	MCPURL      string            `json:"mcp_url"`
+	ProbeURL    string            `json:"probe_url"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Notes       string            `json:"notes,omitempty"`
+	IdleTimeout string            `json:"idle_timeout"`
+	GOMAXPROCS  int               `json:"gomaxprocs"`
+	GoVersion   string            `json:"go_version"`
+	Deps        map[string]string `json:"deps,omitempty"`
+}
+
+// ParseReady parses a ready line (with or without its prefix).
+func ParseReady(line string) (Ready, error) {
+	var r Ready
+	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), strings.TrimSpace(ReadyPrefix)))
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		return r, fmt.Errorf("bad ready line: %w", err)
+	}
+	if r.MCPURL == "" || r.ProbeURL == "" {
+		return r, errors.New("bad ready line: missing URLs")
+	}
+	return r, nil
+}
+
+// Main runs a benchmark server. name is the library's name; mode is the
+// link-time default of -mode.
+func Main(name, mode string, build func(Options) (Built, error)) {
+	log.SetFlags(0)
+	log.SetPrefix(name + ": ")
+	addr := flag.String("addr", "127.0.0.1:0", "MCP listen address (loopback only)")
+	admin := flag.String("admin", "127.0.0.1:0", "probe listen address (loopback only)")
+	flag.StringVar(&mode, "mode", mode, "server variant")
+	idle := flag.Duration("idle-timeout", 10*time.Minute, "session idle timeout / reaper TTL")
+	maxLife := flag.Duration("max-lifetime", 30*time.Minute, "exit after this long whatever happens")
+	flag.Parse()
+
+	b, err := build(Options{Mode: mode, IdleTimeout: *idle})
+	if err != nil {
+		log.Fatalf("build %s: %v", mode, err)
+	}
+	mcpLn := listenLoopback(*addr)
+	adminLn := listenLoopback(*admin)
+
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, b.Handler)
+	mux.Handle(MCPPath+"/", b.Handler)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(os.Stderr, name+" http: ", 0)}
+	adm := &http.Server{Handler: probeMux(), ReadHeaderTimeout: 10 * time.Second}
+
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(mcpLn) }()
+	go func() { errc <- adm.Serve(adminLn) }()
+
+	ready := Ready{
+		Name:        name,
+		Mode:        mode,
+		PID:         os.Getpid(),
+		MCPURL:      "http://" + mcpLn.Addr().String() + MCPPath,
+		ProbeURL:    "http://" + adminLn.Addr().String() + probe.Path,
+		Headers:     b.Headers,
+		Notes:       b.Notes,
+		IdleTimeout: idle.String(),
+		GOMAXPROCS:  runtime.GOMAXPROCS(0),
+		GoVersion:   runtime.Version(),
+		Deps:        deps(),
+	}
+	line, _ := json.Marshal(ready)
+	fmt.Fprintf(os.Stdout, "%s%s\n", ReadyPrefix, line)
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	stdinEOF := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(stdinEOF)
+	}()
+	select {
+	case <-stop:
+	case <-stdinEOF:
+	case <-time.After(*maxLife):
+		log.Printf("max lifetime %v reached", *maxLife)
+	case err := <-errc:
+		log.Printf("serve: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = adm.Shutdown(ctx)
+	_ = srv.Shutdown(ctx)
+	_ = srv.Close()
+	if b.Close != nil {
+		b.Close()
+	}
+}
+
+func probeMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(probe.Path, probe.Handler())
+	return mux
+}
+
+func listenLoopback(addr string) net.Listener {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		log.Fatalf("listen %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		log.Fatalf("listen %q: only loopback addresses are allowed", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatalf("listen %q: %v", addr, err)
+	}
+	return ln
+}
+
+// deps reports the versions of the modules the results page names.
+func deps() map[string]string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range bi.Deps {
+		for _, want := range []string{"modelcontextprotocol/go-sdk", "mark3labs/mcp-go", "saguaro-go/saguaro", "go-chi/chi", "go-chi/httplog", "golang-jwt/jwt"} {
+			if strings.Contains(d.Path, want) {
+				v := d.Version
+				if d.Replace != nil {
+					v = "=> " + d.Replace.Path
+					if d.Replace.Version != "" {
+						v += " " + d.Replace.Version
+					}
+				}
+				out[d.Path] = v
+			}
+		}
+	}
+	return out
+}

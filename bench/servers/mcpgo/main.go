@@ -1,0 +1,58 @@
+// Command mcpgo serves the echo tool with github.com/mark3labs/mcp-go,
+// written the way its README does it: a typed tool (mcp.WithInputSchema[T]
+// and mcp.NewTypedToolHandler) on an MCPServer with input schema validation
+// turned on (it is opt-in in mcp-go), behind server.NewStreamableHTTPServer.
+//
+// Modes: "stateless" (WithStateLess) and "stateful" (WithStateful, the
+// in-memory session manager, with WithSessionIdleTTL from -idle-timeout).
+// mcp-go answers a tools/call with application/json unless the tool emits
+// notifications.
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/saguaro-go/saguaro/bench/internal/serve"
+)
+
+var mode = "stateless"
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo back"`
+}
+
+func echo(_ context.Context, _ mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(in.Text), nil
+}
+
+func build(o serve.Options) (serve.Built, error) {
+	s := server.NewMCPServer("bench-mcpgo", "1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithInputSchemaValidation(),
+	)
+	s.AddTool(mcp.NewTool("echo",
+		mcp.WithDescription("echo the text back"),
+		mcp.WithInputSchema[echoIn](),
+	), mcp.NewTypedToolHandler(echo))
+
+	var opts []server.StreamableHTTPOption
+	var notes string
+	switch o.Mode {
+	case "stateless":
+		opts = append(opts, server.WithStateLess(true))
+		notes = "WithStateLess(true), WithInputSchemaValidation()"
+	case "stateful":
+		opts = append(opts, server.WithStateful(true), server.WithSessionIdleTTL(o.IdleTimeout))
+		notes = fmt.Sprintf("WithStateful(true), WithSessionIdleTTL(%v), WithInputSchemaValidation()", o.IdleTimeout)
+	default:
+		return serve.Built{}, fmt.Errorf("unknown mode %q", o.Mode)
+	}
+	h := server.NewStreamableHTTPServer(s, opts...)
+	return serve.Built{Handler: h, Notes: notes}, nil
+}
+
+func main() { serve.Main("mcp-go", mode, build) }
