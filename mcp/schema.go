@@ -88,11 +88,11 @@ func (in *inferer) typ(e *encoder, name string, nullable bool) {
 	e.str(name)
 }
 
-// write emits the schema of t; nullable asks for null to be allowed.
+// write emits the schema of t; nullable asks for null to be allowed (the
+// caller decides: output values Go may encode as null).
 func (in *inferer) write(e *encoder, t reflect.Type, nullable bool) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
-		nullable = nullable || in.output
 	}
 	switch {
 	case t == typeTime:
@@ -146,15 +146,15 @@ func (in *inferer) write(e *encoder, t reflect.Type, nullable bool) error {
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
 			e.open()
-			in.typ(e, "string", nullable || (in.output && t.Kind() == reflect.Slice))
+			in.typ(e, "string", nullable)
 			e.strField("contentEncoding", "base64")
 			e.close()
 			return nil
 		}
 		e.open()
-		in.typ(e, "array", nullable || (in.output && t.Kind() == reflect.Slice))
+		in.typ(e, "array", nullable)
 		e.key("items")
-		if err := in.write(e, t.Elem(), false); err != nil {
+		if err := in.write(e, t.Elem(), in.output && isNilable(t.Elem())); err != nil {
 			return err
 		}
 		if t.Kind() == reflect.Array {
@@ -173,9 +173,9 @@ func (in *inferer) write(e *encoder, t reflect.Type, nullable bool) error {
 			return fmt.Errorf("%w: map key %s", errUnsupportedGo, k)
 		}
 		e.open()
-		in.typ(e, "object", nullable || in.output)
+		in.typ(e, "object", nullable)
 		e.key("additionalProperties")
-		if err := in.write(e, t.Elem(), false); err != nil {
+		if err := in.write(e, t.Elem(), in.output && isNilable(t.Elem())); err != nil {
 			return err
 		}
 		e.close()

@@ -80,12 +80,14 @@ func benchOurs(b *testing.B, schema string, args []byte) {
 	}
 }
 
-func BenchmarkValidateEchoGoogle(b *testing.B)     { benchGoogle(b, benchSchemaEcho, benchArgsEcho) }
-func BenchmarkValidateEchoSanthosh(b *testing.B)   { benchSanthoshStd(b, benchSchemaEcho, benchArgsEcho) }
-func BenchmarkValidateEchoOurs(b *testing.B)       { benchOurs(b, benchSchemaEcho, benchArgsEcho) }
-func BenchmarkValidateNestedGoogle(b *testing.B)   { benchGoogle(b, benchSchemaNested, benchArgsNested) }
-func BenchmarkValidateNestedSanthosh(b *testing.B) { benchSanthoshStd(b, benchSchemaNested, benchArgsNested) }
-func BenchmarkValidateNestedOurs(b *testing.B)     { benchOurs(b, benchSchemaNested, benchArgsNested) }
+func BenchmarkValidateEchoGoogle(b *testing.B)   { benchGoogle(b, benchSchemaEcho, benchArgsEcho) }
+func BenchmarkValidateEchoSanthosh(b *testing.B) { benchSanthoshStd(b, benchSchemaEcho, benchArgsEcho) }
+func BenchmarkValidateEchoOurs(b *testing.B)     { benchOurs(b, benchSchemaEcho, benchArgsEcho) }
+func BenchmarkValidateNestedGoogle(b *testing.B) { benchGoogle(b, benchSchemaNested, benchArgsNested) }
+func BenchmarkValidateNestedSanthosh(b *testing.B) {
+	benchSanthoshStd(b, benchSchemaNested, benchArgsNested)
+}
+func BenchmarkValidateNestedOurs(b *testing.B) { benchOurs(b, benchSchemaNested, benchArgsNested) }
 
 type benchInferType struct {
 	Name    string            `json:"name" jsonschema:"who"`
