@@ -152,7 +152,13 @@ func ratio(v, base float64) string {
 	if base <= 0 || v <= 0 {
 		return "–"
 	}
-	x := v / base
+	return fmtRatio(v / base)
+}
+
+func fmtRatio(x float64) string {
+	if x <= 0 {
+		return "–"
+	}
 	if x < 0.1 {
 		return fmt.Sprintf("%.3f×", x)
 	}
@@ -229,8 +235,9 @@ func renderResults(r *runResult) string {
 			"initialize each connection's session first (initialize + notifications/initialized, then `Mcp-Session-Id` on every call). " +
 			"Every response is checked: HTTP 200, a JSON-RPC result for the request's id, and the echoed text equal to the text sent " +
 			"(distinct per request). Server CPU (user+sys from getrusage), allocations and bytes are the server process's own, " +
-			"read from its probe endpoint before and after each measured slice, divided by the requests completed in the slice. " +
-			"× bare: for req/s higher is better, for CPU lower is better.\n\n")
+			"read from its probe endpoint before and after each measured slice, summed over the slices and divided by the requests completed in them. " +
+			"req/s is the median over the slices; its × bare is the median over rounds of the ratio to bare's slice in the same round " +
+			"(higher is better). Server CPU × bare: lower is better. p50/p99 cover every request of every slice.\n\n")
 		for _, conns := range o.conns {
 			base := r.TP[tpKeyString(configs.Bare, conns)]
 			p("### %d connection%s\n\n", conns, plural(conns))
@@ -251,14 +258,15 @@ func renderResults(r *runResult) string {
 					continue
 				}
 				cpu := a.perReq(float64(a.CPUNS)) / 1000
-				var baseRPS, baseCPU float64
+				rpsRatio := "–"
+				var baseCPU float64
 				if base != nil && base.Fail.total() == 0 {
-					baseRPS = base.rps()
+					rpsRatio = fmtRatio(a.ratioTo(base))
 					baseCPU = base.perReq(float64(base.CPUNS)) / 1000
 				}
 				lo, hi := minMax(a.SliceRPS)
 				p("| %s | %.0f | %s | %s | %s | %.1f µs | %s | %.0f | %s | %.0f–%.0f | %d |\n",
-					c.Name, a.rps(), ratio(a.rps(), baseRPS), dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)),
+					c.Name, a.medianRPS(), rpsRatio, dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)),
 					cpu, ratio(cpu, baseCPU), a.perReq(float64(a.Allocs)), bytesStr(a.perReq(float64(a.Bytes))), lo, hi, a.OK)
 			}
 			p("\n")
@@ -271,8 +279,9 @@ func renderResults(r *runResult) string {
 		p("Each of %d connections loops: initialize, notifications/initialized, one checked tools/call, then abandons the session "+
 			"(no DELETE), for %v. The servers run with a %v session idle timeout (go-sdk `SessionTimeout`, mcp-go `WithSessionIdleTTL`). "+
 			"Heap and goroutines are read after a forced GC: before, right after the churn, and again %v later, when every abandoned "+
-			"session should have been reaped. Δ is against before.\n\n", o.churnConns, o.churnDur, o.churnTTL, o.churnWait)
-		p("| configuration | sessions | sessions/s | server CPU/session | right after: goroutines Δ | heap Δ | per session | after the reaper: goroutines Δ | heap Δ | server log lines |\n")
+			"session should have been reaped. Δ is against before. When the churn lasts longer than the idle timeout, the reaper is "+
+			"already at work during it, so \"right after\" is a steady state, not the total.\n\n", o.churnConns, o.churnDur, o.churnTTL, o.churnWait)
+		p("| configuration | sessions | sessions/s | server CPU/session | right after: goroutines Δ | heap Δ | heap Δ / sessions | after the reaper: goroutines Δ | heap Δ | server log lines |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Configs {
 			x := r.Churn[c.Name]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,6 +194,35 @@ func (a *tpAgg) add(r *sliceResult) {
 		a.SliceRPS = append(a.SliceRPS, float64(r.OK)/r.Window.Seconds())
 	}
 	a.Fail.merge(&r.Fail)
+}
+
+// medianRPS is the median of the slices' rates: robust to a slice that
+// other work on the machine slowed down.
+func (a *tpAgg) medianRPS() float64 { return median(a.SliceRPS) }
+
+// ratioTo is the median over rounds of this configuration's rate divided
+// by base's rate in the same round. Slices of one round run back to back,
+// so slow drift of the machine cancels out.
+func (a *tpAgg) ratioTo(base *tpAgg) float64 {
+	var rs []float64
+	for i := 0; i < len(a.SliceRPS) && i < len(base.SliceRPS); i++ {
+		if base.SliceRPS[i] > 0 {
+			rs = append(rs, a.SliceRPS[i]/base.SliceRPS[i])
+		}
+	}
+	return median(rs)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func (a *tpAgg) rps() float64 {
