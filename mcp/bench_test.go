@@ -1,0 +1,132 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// The hot path of a stateless tools/call: decode, dispatch to a typed echo
+// tool (validation included), encode into a pooled buffer.
+
+var benchCall = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}`)
+
+func benchEngine(b *testing.B) *Engine {
+	s := NewServer(Implementation{Name: "bench", Version: "1"}, nil)
+	err := AddTool(s, &Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *CallToolRequest, in EchoIn) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{Text(in.Text)}}, nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return NewEngine(s, nil)
+}
+
+func serveEngine(e *Engine, ctx context.Context, body []byte, w io.Writer) {
+	m, derr := e.Decoder().Decode(body)
+	buf := jsonrpc.GetBuffer()
+	if derr != nil {
+		*buf = jsonrpc.AppendErrorResponse(*buf, m.ID, derr)
+	} else {
+		c := CallOf(&m, Rev20251125)
+		r := e.Dispatch(ctx, &c, nil)
+		*buf = r.AppendTo(*buf, m.ID)
+	}
+	_, _ = w.Write(*buf)
+	jsonrpc.PutBuffer(buf)
+}
+
+func BenchmarkStatelessToolsCall(b *testing.B) {
+	e := benchEngine(b)
+	ctx := context.Background()
+	var sink bytes.Buffer
+	serveEngine(e, ctx, benchCall, &sink)
+	if sink.String() != `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello, world"}]}}` {
+		b.Fatalf("unexpected reply %s", sink.String())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sink.Reset()
+		serveEngine(e, ctx, benchCall, &sink)
+	}
+}
+
+// BenchmarkBareDecodeCannedReply is gopeers.md's baseline without HTTP:
+// one encoding/json decode of the request and a canned reply.
+func BenchmarkBareDecodeCannedReply(b *testing.B) {
+	reply := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello, world"}]}}`)
+	var sink bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		var env struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(benchCall, &env); err != nil {
+			b.Fatal(err)
+		}
+		sink.Reset()
+		sink.Write(reply)
+	}
+}
+
+// The same two through net/http (in-process, httptest.ResponseRecorder):
+// the ratio the transport's ≥0.8× target is about.
+
+func benchHTTP(b *testing.B, h http.Handler) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(benchCall))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code)
+		}
+	}
+}
+
+func BenchmarkHTTPEngineToolsCall(b *testing.B) {
+	e := benchEngine(b)
+	benchHTTP(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		serveEngine(e, r.Context(), body, w)
+	}))
+}
+
+func BenchmarkHTTPBare(b *testing.B) {
+	reply := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello, world"}]}}`)
+	benchHTTP(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var env struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&env); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(reply)
+	}))
+}
+
+func BenchmarkToolsListFirstPage(b *testing.B) {
+	e := benchEngine(b)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var sink bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		sink.Reset()
+		serveEngine(e, context.Background(), body, &sink)
+	}
+}
