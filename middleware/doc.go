@@ -44,6 +44,8 @@
 //		).Mount("/mcp", mcp.Controller(opts)) // opts' log hook = middleware.SetAttrs
 //	})
 //
+// Why this order:
+//
 //   - RequestID and ClientIPFrom… go before [RequestLogger] so that their
 //     values are in the context the logger reads.
 //   - chi's Recoverer goes after the logger, or set

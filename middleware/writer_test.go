@@ -164,7 +164,7 @@ func TestStreamWriter_FlushErrorAfterClientLeft(t *testing.T) {
 	res, err := http.Get(srv.URL)
 	require.NoError(t, err)
 	_, _ = bufio.NewReader(res.Body).Peek(1) // the stream is open
-	res.Body.Close()                           // the client leaves
+	res.Body.Close()                         // the client leaves
 	close(left)
 	err = <-failed
 	assert.Error(t, err, "a write or flush after the client left reports it")
