@@ -19,8 +19,8 @@ import (
 const (
 	// MCPMethodKey is the JSON-RPC method, e.g. "tools/call".
 	MCPMethodKey = "mcp.method"
-	// MCPIDKey is the JSON-RPC request id, logged as the client sent it
-	// (string or number). Absent for notifications.
+	// MCPIDKey is the JSON-RPC request id with its JSON type: slog.String
+	// for a string id, slog.Int64 for a number. Absent for notifications.
 	MCPIDKey = "mcp.id"
 	// MCPToolKey is the tool name of a tools/call.
 	MCPToolKey = "mcp.tool"
@@ -30,8 +30,9 @@ const (
 	// unsubscribe. A URI may carry a query string: the caller decides
 	// whether it is safe to log.
 	MCPResourceKey = "mcp.resource"
-	// MCPNameKey is the Mcp-Name header (2026-07-28 revision) as sent:
-	// a tool or prompt name or a resource URI, possibly =?base64?…?= encoded.
+	// MCPNameKey is the Mcp-Name header (2026-07-28 revision): a tool or
+	// prompt name or a resource URI, possibly =?base64?…?= encoded. The
+	// logger redacts the values of a query in it, as for the request URL.
 	MCPNameKey = "mcp.name"
 	// MCPSessionKey is the Mcp-Session-Id (legacy revisions). A session id is
 	// not a credential (sessions are bound to the token's subject), which is
@@ -73,9 +74,9 @@ const (
 // the line is written then. Without [RequestLogger] in the chain SetAttrs does
 // nothing, so a library may call it unconditionally.
 //
-// SetAttrs has the shape of the mcp package's log hook:
-//
-//	mcp.Controller(&mcp.Options{ /* log hook */: middleware.SetAttrs})
+// SetAttrs has the shape of the mcp package's log hook, an option of type
+// func(context.Context, ...slog.Attr): the application sets that option to
+// middleware.SetAttrs, and mcp never imports this package.
 //
 // Never pass secrets (tokens, raw arguments) as attributes: nothing filters
 // them here.

@@ -344,7 +344,11 @@ func requestAttrs(r *http.Request) []slog.Attr {
 	add(MCPSessionKey, r.Header.Get(hdrSessionID))
 	add(MCPRevisionKey, r.Header.Get(hdrProtocolVersion))
 	add(MCPMethodKey, r.Header.Get(hdrMethod))
-	add(MCPNameKey, r.Header.Get(hdrName))
+	name := r.Header.Get(hdrName)
+	if base, query, ok := strings.Cut(name, "?"); ok { // a resource URI may carry a query
+		name = base + "?" + redactQuery(query, nil)
+	}
+	add(MCPNameKey, name)
 	add(RequestIDLogKey, chimw.GetReqID(r.Context()))
 	add(ClientIPLogKey, chimw.GetClientIP(r.Context()))
 	return attrs

@@ -272,12 +272,16 @@ func TestRequestLogger_MCPHeaderAttrs(t *testing.T) {
 	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/initialize", strings.NewReader("{}"))
 	do(t, req)
 
+	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/read", strings.NewReader("{}"))
+	req.Header.Set("Mcp-Name", "https://files.example/doc?sig=SECRETSIG")
+	do(t, req)
+
 	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/override", strings.NewReader("{}"))
 	req.Header.Set("MCP-Protocol-Version", "2025-03-26")
 	do(t, req)
 
 	byPath := map[string]map[string]any{}
-	for _, l := range sink.waitLines(t, 3) {
+	for _, l := range sink.waitLines(t, 4) {
 		byPath[l["url.path"].(string)] = l
 	}
 	call := byPath["/call"]
@@ -287,6 +291,8 @@ func TestRequestLogger_MCPHeaderAttrs(t *testing.T) {
 	assert.Equal(t, "get_weather", call[MCPNameKey])
 	assert.Equal(t, "sess-from-response", byPath["/initialize"][MCPSessionKey])
 	assert.Equal(t, "2025-11-25", byPath["/override"][MCPRevisionKey], "SetAttrs wins over the header")
+	assert.Equal(t, "https://files.example/doc?sig=REDACTED", byPath["/read"][MCPNameKey])
+	assert.NotContains(t, sink.String(), "SECRETSIG")
 }
 
 // TestRequestLogger_StreamFlushesAndLogsAtEnd proves that events pass
