@@ -50,6 +50,7 @@ type options struct {
 	effectiveFlags  []string
 	printBuildsOnly bool
 	cpuProfile      string
+	pin             bool
 }
 
 func parseFlags() *options {
@@ -77,6 +78,7 @@ func parseFlags() *options {
 	flag.DurationVar(&o.maxRuntime, "max-runtime", 20*time.Minute, "abort the whole run after this long")
 	flag.StringVar(&o.command, "command", "", "the command to print on the results page (the Makefile passes its own)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile here")
+	flag.BoolVar(&o.pin, "pin", os.Getenv("PIN") == "1", "run every server on CPU 0 (taskset, GOMAXPROCS=1); run the load generator itself on CPU 1 (the Makefile does with PIN=1)")
 	flag.BoolVar(&o.printBuildsOnly, "print-builds", false, "print 'name package mode' per configuration to build, then exit")
 	flag.Parse()
 
@@ -236,7 +238,7 @@ func runThroughput(o *options, run *runResult) {
 		if isPending(c) {
 			continue
 		}
-		s, err := startServer(o.binDir, o.logDir, "throughput", c, "-idle-timeout", o.serverIdleTTL.String())
+		s, err := startServer(o, "throughput", c, "-idle-timeout", o.serverIdleTTL.String())
 		if err != nil {
 			log.Printf("%s: %v", c.Name, err)
 			run.setStartError(c.Name, err)
@@ -283,7 +285,7 @@ func runChurnPhase(o *options, run *runResult) {
 		if isPending(c) || !c.Stateful {
 			continue
 		}
-		s, err := startServer(o.binDir, o.logDir, "churn", c, "-idle-timeout", o.churnTTL.String())
+		s, err := startServer(o, "churn", c, "-idle-timeout", o.churnTTL.String())
 		if err != nil {
 			log.Printf("%s: %v", c.Name, err)
 			run.setStartError(c.Name, err)
@@ -308,7 +310,7 @@ func runIdlePhase(o *options, run *runResult) {
 		if isPending(c) || !c.Stateful {
 			continue
 		}
-		s, err := startServer(o.binDir, o.logDir, "idle", c, "-idle-timeout", o.serverIdleTTL.String())
+		s, err := startServer(o, "idle", c, "-idle-timeout", o.serverIdleTTL.String())
 		if err != nil {
 			log.Printf("%s: %v", c.Name, err)
 			run.setStartError(c.Name, err)

@@ -34,7 +34,8 @@ type server struct {
 
 // startServer runs the configuration's binary with the given extra flags and
 // waits for its ready line.
-func startServer(binDir, logDir, phase string, cfg configs.Config, args ...string) (*server, error) {
+func startServer(o *options, phase string, cfg configs.Config, args ...string) (*server, error) {
+	binDir, logDir := o.binDir, o.logDir
 	bin := filepath.Join(binDir, cfg.Name)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not built (run make -C bench build): %w", bin, err)
@@ -49,6 +50,10 @@ func startServer(binDir, logDir, phase string, cfg configs.Config, args ...strin
 	}
 	args = append([]string{"-addr", "127.0.0.1:0", "-admin", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(bin, args...)
+	if o.pin {
+		cmd = exec.Command("taskset", append([]string{"-c", "0", bin}, args...)...)
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	}
 	cmd.Stderr = lf
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

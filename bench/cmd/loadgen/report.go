@@ -102,6 +102,25 @@ func cpuModel() string {
 	return runtime.GOARCH
 }
 
+// cpuCount is the machine's processor count, whatever this process's
+// affinity.
+func cpuCount() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "processor" {
+			n++
+		}
+	}
+	if n == 0 {
+		return runtime.NumCPU()
+	}
+	return n
+}
+
 func kernel() string {
 	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err != nil {
@@ -177,8 +196,20 @@ func renderResults(r *runResult) string {
 	}
 	p("\n")
 	p("- Date: %s (the run took %s)\n", r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Finished.Sub(r.Started).Round(time.Second))
-	p("- Machine: %s, %d cores, %s; every process runs with GOMAXPROCS=%d, unpinned, load generator and servers share the cores\n",
-		cpuModel(), runtime.NumCPU(), kernel(), runtime.GOMAXPROCS(0))
+	procs := map[int]bool{}
+	for _, rd := range r.Ready {
+		procs[rd.GOMAXPROCS] = true
+	}
+	var gmp []string
+	for n := range procs {
+		gmp = append(gmp, fmt.Sprint(n))
+	}
+	sort.Strings(gmp)
+	placement := fmt.Sprintf("unpinned: the load generator (GOMAXPROCS=%d) and the servers (GOMAXPROCS=%s) share the cores", runtime.GOMAXPROCS(0), strings.Join(gmp, ","))
+	if o.pin {
+		placement = fmt.Sprintf("pinned: every server on CPU 0 (GOMAXPROCS=%s), the load generator on CPU 1", strings.Join(gmp, ","))
+	}
+	p("- Machine: %s, %d cores, %s; %s\n", cpuModel(), cpuCount(), kernel(), placement)
 	goVersions := map[string]bool{runtime.Version(): true}
 	deps := map[string]string{}
 	for _, rd := range r.Ready {
@@ -354,6 +385,10 @@ func renderResults(r *runResult) string {
 	p("- The load generator writes requests as raw bytes on keep-alive connections and parses responses with `net/http`'s " +
 		"reader; latency is from writing the request to having read and checked the whole response (p50/p99 from a log-linear " +
 		"histogram, ~3%% resolution).\n")
+	if lg := loadgenCPU(r); lg != "" {
+		p("- The load generator's own CPU per checked request (user+sys, all its threads): %s. It shares the cores with the "+
+			"servers, so a cheap server's rate is partly bounded by it; the CPU columns are not.\n", lg)
+	}
 	p("- A configuration with any failed check (wrong status, JSON-RPC error, wrong id or echo, transport error) is reported " +
 		"as FAILED and gets no figures.\n")
 	p("- Server logs of the run are in `bench/.bin/logs/`; raw figures in `bench/.bin/results.json`.\n")
@@ -416,4 +451,24 @@ func sortedKeysS(m map[string]string) []string {
 func mdEscape(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// loadgenCPU summarises the load generator's CPU per request, per
+// concurrency, over every configuration.
+func loadgenCPU(r *runResult) string {
+	var parts []string
+	for _, conns := range r.Opts.conns {
+		var ns int64
+		var ok uint64
+		for _, c := range r.Configs {
+			if a := r.TP[tpKeyString(c.Name, conns)]; a != nil {
+				ns += a.SelfCPUNS
+				ok += a.OK
+			}
+		}
+		if ok > 0 {
+			parts = append(parts, fmt.Sprintf("%.1f µs at %d connection%s", float64(ns)/float64(ok)/1000, conns, plural(conns)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

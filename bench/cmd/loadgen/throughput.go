@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
@@ -71,6 +72,8 @@ type sliceResult struct {
 	Before probe.Snapshot
 	After  probe.Snapshot
 	Fail   failures
+	// SelfCPUNS is the load generator's own CPU time during the window.
+	SelfCPUNS int64
 }
 
 // runSlice drives one server with conns connections: connect (and
@@ -141,11 +144,13 @@ func runSlice(s *server, conns int, warmup, measure, timeout time.Duration) *sli
 	if res.Before, err = s.probe(false); err != nil {
 		res.Fail.add(fmt.Errorf("probe: %w", err))
 	}
+	self0 := selfCPU()
 	t0 := time.Now()
 	recording.Store(true)
 	time.Sleep(measure)
 	recording.Store(false)
 	res.Window = time.Since(t0)
+	res.SelfCPUNS = selfCPU() - self0
 	if res.After, err = s.probe(false); err != nil {
 		res.Fail.add(fmt.Errorf("probe: %w", err))
 	}
@@ -175,12 +180,14 @@ type tpAgg struct {
 	Fail      failures
 	MaxRSS    uint64
 	Goroutine uint64
+	SelfCPUNS int64
 }
 
 func (a *tpAgg) add(r *sliceResult) {
 	a.Slices++
 	a.OK += r.OK
 	a.Window += r.Window
+	a.SelfCPUNS += r.SelfCPUNS
 	a.Hist.Merge(&r.Hist)
 	if r.After.UnixNano != 0 && r.Before.UnixNano != 0 {
 		a.CPUNS += r.After.CPUNS() - r.Before.CPUNS()
@@ -237,4 +244,13 @@ func (a *tpAgg) perReq(v float64) float64 {
 		return 0
 	}
 	return v / float64(a.OK)
+}
+
+// selfCPU is this process's user+system CPU time in nanoseconds.
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
