@@ -203,6 +203,7 @@ type reqState struct {
 	// Set by outer before httplog runs; read on the request goroutine.
 	orig           *http.Request // the request as the handler must see it
 	logged         *http.Request // the request as httplog sees it
+	rewritten      bool          // logged differs from orig in URL or headers
 	reqAttrs       []slog.Attr   // header-derived, set by inner
 	ww             chimw.WrapResponseWriter
 	stream         atomic.Bool
@@ -233,7 +234,9 @@ func (l *reqLogger) outer(inner http.Handler, w http.ResponseWriter, r *http.Req
 			lr.RequestURI = path + "?" + u.RawQuery
 		}
 	}
-	lr.Header = redactHeader(r.Header, l.keep)
+	var copied bool
+	lr.Header, copied = redactHeader(r.Header, l.keep)
+	st.rewritten = copied || lr.URL != r.URL
 	if l.opts.LogRequestBody != nil && r.Body != nil && r.Body != http.NoBody {
 		lr.Body = &drainGuard{rc: r.Body, done: &st.handlerDone}
 	}
@@ -253,8 +256,11 @@ func (l *reqLogger) inner(next http.Handler) http.Handler {
 		}
 		st.ww, _ = w.(chimw.WrapResponseWriter)
 
-		hr := r.WithContext(r.Context())
-		hr.URL, hr.RequestURI, hr.Header = st.orig.URL, st.orig.RequestURI, st.orig.Header
+		hr := r
+		if st.rewritten {
+			hr = r.WithContext(r.Context())
+			hr.URL, hr.RequestURI, hr.Header = st.orig.URL, st.orig.RequestURI, st.orig.Header
+		}
 		st.reqAttrs = requestAttrs(hr)
 		_, st.sessionFromReq = findAttr(st.reqAttrs, MCPSessionKey)
 

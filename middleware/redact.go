@@ -57,17 +57,17 @@ func plainName(s string) bool {
 	return true
 }
 
-// redactHeader returns h, or a copy of it with credentials redacted and the
-// Referer's query redacted. The handler keeps the original; only the logger
-// sees the copy.
-func redactHeader(h http.Header, keep map[string]bool) http.Header {
+// redactHeader returns h, or a copy of it (copied is true) with credentials
+// redacted and the Referer's query redacted. The handler keeps the original;
+// only the logger sees the copy.
+func redactHeader(h http.Header, keep map[string]bool) (_ http.Header, copied bool) {
 	_, auth := h["Authorization"]
 	_, proxyAuth := h["Proxy-Authorization"]
 	_, cookie := h["Cookie"]
 	ref := h.Get("Referer")
 	refSecret := strings.ContainsAny(ref, "?#@")
 	if !auth && !proxyAuth && !cookie && !refSecret {
-		return h
+		return h, false
 	}
 	c := h.Clone()
 	for _, k := range []string{"Authorization", "Proxy-Authorization"} {
@@ -81,7 +81,7 @@ func redactHeader(h http.Header, keep map[string]bool) http.Header {
 	if refSecret {
 		c.Set("Referer", redactReferer(ref, keep))
 	}
-	return c
+	return c, true
 }
 
 // redactCredential keeps the auth scheme ("Bearer", "Basic") and redacts the
