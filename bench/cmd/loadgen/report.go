@@ -311,7 +311,8 @@ func renderResults(r *runResult) string {
 			"(no DELETE), for %v. The servers run with a %v session idle timeout (go-sdk `SessionTimeout`, mcp-go `WithSessionIdleTTL`). "+
 			"Heap and goroutines are read after a forced GC: before, right after the churn, and again %v later, when every abandoned "+
 			"session should have been reaped. Δ is against before. When the churn lasts longer than the idle timeout, the reaper is "+
-			"already at work during it, so \"right after\" is a steady state, not the total.\n\n", o.churnConns, o.churnDur, o.churnTTL, o.churnWait)
+			"already at work during it, so \"right after\" is a steady state, not the total. Stateless configurations keep no "+
+			"sessions and are left out of this table and the next.\n\n", o.churnConns, o.churnDur, o.churnTTL, o.churnWait)
 		p("| configuration | sessions | sessions/s | server CPU/session | right after: goroutines Δ | heap Δ | heap Δ / sessions | after the reaper: goroutines Δ | heap Δ | server log lines |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Configs {
