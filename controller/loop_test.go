@@ -385,3 +385,54 @@ func TestThousandConcurrentLoops(t *testing.T) {
 		assert.ErrorIs(t, mb.Send("x"), ErrClosed)
 	}
 }
+
+// TestHandleReceivesBeforeChoosingTheReply checks the pattern a transport
+// uses: Handle waits for the first message and answers a quick result as a
+// buffered reply, or turns into a loop that continues with the messages
+// after it.
+func TestHandleReceivesBeforeChoosingTheReply(t *testing.T) {
+	t.Parallel()
+	type quick struct{ body string }
+	srv := httptest.NewServer(New(Func(func(r *Request) Reply {
+		mb := r.Mailbox()
+		go func() {
+			if r.URL.Query().Has("quick") {
+				_ = mb.Send(quick{"done at once"})
+				return
+			}
+			_ = mb.Send("start")
+			_ = mb.Send("one")
+			_ = mb.Send("stop")
+		}()
+		first, err := mb.Receive(r.Context())
+		if err != nil {
+			return Status(http.StatusServiceUnavailable)
+		}
+		if q, ok := first.(quick); ok {
+			return Buffered(http.StatusOK, nil, []byte(q.body))
+		}
+		return Loop(http.StatusOK, nil, 0, func(info any, push Push, n int) (int, Action) {
+			if info == "stop" {
+				return n, Stop([]byte("end\n"))
+			}
+			if s, ok := info.(string); ok {
+				_ = push([]byte(s + "\n"))
+			}
+			return n, Continue
+		})
+	}), nil))
+	defer srv.Close()
+	_, body := get(t, srv.URL+"?quick")
+	assert.Equal(t, "done at once", body)
+	_, body = get(t, srv.URL)
+	assert.Equal(t, "one\nend\n", body, "the loop goes on after the message Handle took")
+
+	mb := newMailbox(1, OverflowReject)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := mb.Receive(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+	mb.close()
+	_, err = mb.Receive(context.Background())
+	assert.ErrorIs(t, err, ErrClosed)
+}

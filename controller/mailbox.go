@@ -111,6 +111,25 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 	}
 }
 
+// Receive takes the next message from the mailbox, waiting until one
+// arrives or ctx ends; it returns [ErrClosed] once the mailbox is closed.
+// It is for a controller's Handle, which may wait for a first message
+// before it chooses its reply (a quick answer as a buffered reply, or a
+// loop for the rest): once a loop runs, the loop owns the mailbox and
+// Receive must not be called.
+func (m *Mailbox) Receive(ctx context.Context) (any, error) {
+	select {
+	case info := <-m.ch:
+		return info, nil
+	case info := <-m.mon:
+		return info, nil
+	case <-m.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Done is closed when the mailbox closes: its loop ended, or its request
 // was answered without a loop.
 func (m *Mailbox) Done() <-chan struct{} { return m.done }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 )
@@ -205,4 +206,17 @@ func (r *Request) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// CloseStream ends the connection that carries this call's event stream
+// without ending the stream, asking the client to reconnect after retry
+// (the stream's default when retry is not positive): 2025-11-25's polling.
+// The call goes on; what it sends meanwhile is kept, and the client gets
+// it by resuming with GET and Last-Event-ID. It reports false, and does
+// nothing, when the call is not being answered as an event stream (a JSON
+// answer, a stateless call, or nothing emitted yet: emit something first,
+// such as a progress notification or a log message).
+func (r *Request) CloseStream(retry time.Duration) bool {
+	c, ok := r.outbound().(interface{ CloseStream(time.Duration) bool })
+	return ok && c.CloseStream(retry)
 }

@@ -1,0 +1,228 @@
+package mcp
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+var (
+	errBodyTooLarge = jsonrpc.NewError(jsonrpc.InvalidRequest, "Request body too large")
+	errBodyRead     = jsonrpc.NewError(jsonrpc.InvalidRequest, "Request body could not be read")
+	errBatchRev     = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: batches are only allowed in protocol revision 2025-03-26")
+	errBatchInit    = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: initialize must not be part of a batch")
+	errStrayResp    = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: no request of this server is waiting for a response")
+)
+
+// readBody reads the POST body within the size limit into a pooled
+// buffer; the caller returns it with jsonrpc.PutBuffer.
+func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
+	buf := jsonrpc.GetBuffer()
+	if r.ContentLength > t.opts.MaxBodyBytes {
+		jsonrpc.PutBuffer(buf)
+		return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
+	}
+	body := http.MaxBytesReader(nil, r.Body, t.opts.MaxBodyBytes)
+	b := (*buf)[:0]
+	if n := int(r.ContentLength); n > 0 && cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			*buf = b
+			jsonrpc.PutBuffer(buf)
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
+			}
+			return nil, errorReply(http.StatusBadRequest, errBodyRead)
+		}
+	}
+	*buf = b
+	return buf, nil
+}
+
+// post serves a POST: one message, or (2025-03-26) a batch.
+func (t *transport) post(r *controller.Request) controller.Reply {
+	rev, bad := checkHeaders(r.Request)
+	if bad != nil {
+		return bad
+	}
+	var sess *session
+	if t.sessions != nil {
+		var reply controller.Reply
+		if sess, reply = t.sessions.lookup(r.Request); reply != nil {
+			return reply
+		}
+	}
+	buf, bad := t.readBody(r.Request)
+	if bad != nil {
+		return bad
+	}
+	defer jsonrpc.PutBuffer(buf)
+	body := *buf
+
+	if jsonrpc.IsBatch(body) {
+		return t.batch(r, sess, rev, body)
+	}
+	msg, derr := t.engine.Decoder().Decode(body)
+	if derr != nil {
+		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
+		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
+			jsonrpc.AppendErrorResponse(nil, msg.ID, derr))
+	}
+	switch {
+	case sess != nil:
+		return sess.post(r, rev, &msg)
+	case t.sessions == nil:
+		return t.stateless(r, rev, &msg)
+	case msg.Method == "initialize" && msg.Kind == jsonrpc.KindRequest:
+		return t.sessions.initialize(r, &msg)
+	}
+	return errorReply(http.StatusBadRequest, errSessionRequired)
+}
+
+// stateless serves one message with no session: the request's own state,
+// no back channel, always a JSON answer.
+func (t *transport) stateless(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
+	ctx := r.Context()
+	switch msg.Kind {
+	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		return errorReply(http.StatusBadRequest, errStrayResp)
+	}
+	t.callAttrs(r.Request, msg, rev)
+	state, err := t.engine.NewState(ctx, rev)
+	if err != nil {
+		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
+		return t.answer(r.Request, msg, &Reply{Err: errInternal})
+	}
+	call := CallOf(msg, rev)
+	reply := t.engine.Dispatch(ctx, &call, state)
+	return t.answer(r.Request, msg, &reply)
+}
+
+// answer turns a dispatched reply into the HTTP reply: 202 for a
+// notification, the JSON-RPC response otherwise.
+func (t *transport) answer(r *http.Request, msg *jsonrpc.Message, reply *Reply) controller.Reply {
+	if msg.Kind == jsonrpc.KindNotification {
+		return controller.Status(http.StatusAccepted)
+	}
+	if reply.Err != nil {
+		t.attrs(r.Context(), slog.Int(AttrErrorCode, reply.Err.Code))
+	}
+	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
+	return controller.Buffered(http.StatusOK, jsonHeader(), out)
+}
+
+// callAttrs reports what is being called to the log hook.
+func (t *transport) callAttrs(r *http.Request, msg *jsonrpc.Message, rev Revision) {
+	if t.opts.Attrs == nil {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 4)
+	attrs = append(attrs, slog.String(AttrMethod, msg.Method))
+	if !msg.ID.IsZero() {
+		attrs = append(attrs, slog.String(AttrID, msg.ID.String()))
+	}
+	if rev != 0 {
+		attrs = append(attrs, slog.String(AttrRevision, rev.String()))
+	}
+	key, member := "", ""
+	switch msg.Method {
+	case "tools/call":
+		key, member = AttrTool, "name"
+	case "prompts/get":
+		key, member = AttrPrompt, "name"
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		key, member = AttrResource, "uri"
+	}
+	if key != "" && len(msg.Params) > 0 {
+		_ = jsonrpc.EachMember(msg.Params, func(k, v []byte) error {
+			if jsonrpc.KeyIs(k, member) {
+				if s, ok := jsonrpc.Unquote(v); ok {
+					attrs = append(attrs, slog.String(key, s))
+				}
+			}
+			return nil
+		})
+	}
+	t.opts.Attrs(r.Context(), attrs...)
+}
+
+// batch serves a 2025-03-26 batch: each request answered in one JSON
+// array, notifications and responses consumed; 202 when nothing needs an
+// answer.
+func (t *transport) batch(r *controller.Request, sess *session, rev Revision, body []byte) controller.Reply {
+	if sess != nil {
+		rev = sess.revision
+	} else if t.sessions != nil {
+		return errorReply(http.StatusBadRequest, errSessionRequired)
+	}
+	if rev.orDefault() != Rev20250326 {
+		return errorReply(http.StatusBadRequest, errBatchRev)
+	}
+	items, derr := t.engine.Decoder().DecodeBatch(body)
+	if derr != nil {
+		return errorReply(http.StatusBadRequest, derr)
+	}
+	out := []byte{'['}
+	answered := 0
+	appendOne := func(b []byte) {
+		if answered > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+		answered++
+	}
+	for i := range items {
+		it := &items[i]
+		if it.Err != nil {
+			appendOne(jsonrpc.AppendErrorResponse(nil, it.Msg.ID, it.Err))
+			continue
+		}
+		msg := &it.Msg
+		if msg.Method == "initialize" {
+			if msg.Kind == jsonrpc.KindRequest {
+				appendOne(jsonrpc.AppendErrorResponse(nil, msg.ID, errBatchInit))
+			}
+			continue
+		}
+		var reply *Reply
+		if sess != nil {
+			reply = sess.dispatchSync(r.Request, rev, msg)
+		} else {
+			switch msg.Kind {
+			case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+				continue
+			}
+			state, err := t.engine.NewState(r.Context(), rev)
+			if err != nil {
+				reply = &Reply{Err: errInternal}
+			} else {
+				call := CallOf(msg, rev)
+				rp := t.engine.Dispatch(r.Context(), &call, state)
+				reply = &rp
+			}
+		}
+		if msg.Kind == jsonrpc.KindRequest && reply != nil {
+			appendOne(reply.AppendTo(nil, msg.ID))
+		}
+	}
+	if answered == 0 {
+		return controller.Status(http.StatusAccepted)
+	}
+	out = append(out, ']')
+	return controller.Buffered(http.StatusOK, jsonHeader(), out)
+}

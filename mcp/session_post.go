@@ -1,0 +1,318 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/sse"
+)
+
+var (
+	errSessionNotFound      = jsonrpc.NewError(jsonrpc.InvalidRequest, "Session not found")
+	errAlreadyInitialized   = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: the session is already initialized")
+	errOverloaded           = jsonrpc.NewError(jsonrpc.InternalError, "Server overloaded: too many requests queued in this session")
+	errTooManySessions      = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: too many sessions")
+	jsonrpcNotAcceptableSSE = jsonrpc.NewError(jsonrpc.InvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+)
+
+// ErrSessionEnded is returned by a server→client request or a
+// notification whose session ended (reaped, deleted) before it completed.
+var ErrSessionEnded = errors.New("mcp: session ended")
+
+func slogString(k, v string) slog.Attr  { return slog.String(k, v) }
+func slogInt(k string, v int) slog.Attr { return slog.Int(k, v) }
+func itoa(n int64) string               { return strconv.FormatInt(n, 10) }
+
+func jsonrpcError(msg string) *jsonrpc.Error { return jsonrpc.NewError(jsonrpc.InvalidRequest, msg) }
+
+func sseLastEventID(r *http.Request) string { return sse.LastEventID(r) }
+
+// initialize serves an initialize without a session: it creates one.
+func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
+	if tab.count() >= tab.opts.MaxSessions {
+		h := jsonHeader()
+		h.Set("Retry-After", "5")
+		return controller.Buffered(http.StatusServiceUnavailable, h,
+			jsonrpc.AppendErrorResponse(nil, msg.ID, errTooManySessions))
+	}
+	t := tab.t
+	t.callAttrs(r.Request, msg, 0)
+	call := CallOf(msg, 0)
+	reply := t.engine.Dispatch(r.Context(), &call, nil)
+	if reply.Err != nil || reply.Effect.Kind != EffectInitialize {
+		return t.answer(r.Request, msg, &reply)
+	}
+	s, ok := tab.add(r.Request, reply.Effect.Revision, reply.Effect.Client, reply.State)
+	if !ok {
+		h := jsonHeader()
+		h.Set("Retry-After", "5")
+		return controller.Buffered(http.StatusServiceUnavailable, h,
+			jsonrpc.AppendErrorResponse(nil, msg.ID, errTooManySessions))
+	}
+	t.attrs(r.Context(), slogString(AttrSession, s.id))
+	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
+	return controller.Buffered(http.StatusOK, s.sessionHeader(jsonHeader()), out)
+}
+
+// post serves one message of a session.
+func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
+	t := s.tab.t
+	t.attrs(r.Context(), slogString(AttrSession, s.id))
+	switch msg.Kind {
+	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		s.deliver(msg)
+		return controller.Status(http.StatusAccepted)
+	}
+	if msg.Method == "initialize" {
+		if msg.Kind == jsonrpc.KindNotification {
+			return controller.Status(http.StatusAccepted)
+		}
+		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
+			jsonrpc.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
+	}
+	t.callAttrs(r.Request, msg, s.revision)
+	info, known := t.engine.Method(msg.Method)
+	if known && info.Mode == ModeStreaming && msg.Kind == jsonrpc.KindRequest && !t.opts.JSONResponse {
+		return s.streamingCall(r, msg)
+	}
+	reply := s.dispatchSync(r.Request, rev, msg)
+	return t.answer(r.Request, msg, reply)
+}
+
+// call builds the engine call of a message in this session.
+func (s *session) call(msg *jsonrpc.Message, out Outbound) Call {
+	c := CallOf(msg, s.revision)
+	c.Client = s.client
+	c.LogLevel = LogLevel(s.logLevel.Load())
+	c.Outbound = out
+	return c
+}
+
+// dispatchSync serves a message on the connection's goroutine and returns
+// its reply (for a request) after applying its effect. Stateful callbacks
+// take the session's slot; fast ones never wait.
+func (s *session) dispatchSync(r *http.Request, _ Revision, msg *jsonrpc.Message) *Reply {
+	t := s.tab.t
+	switch msg.Kind {
+	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		s.deliver(msg)
+		return nil
+	}
+	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
+	if !ok {
+		return &Reply{Err: errSessionNotFound}
+	}
+	// A buffered answer goes back on this connection: if the client
+	// leaves, nobody can receive it, so the call stops too.
+	stop := context.AfterFunc(r.Context(), cancel)
+	defer func() {
+		stop()
+		cancel()
+		if !msg.ID.IsZero() {
+			s.untrack(msg.ID)
+		}
+	}()
+	call := s.call(msg, &sessionOutbound{s: s})
+	info, _ := t.engine.Method(msg.Method)
+	var reply Reply
+	if t.engine.Stateless() || info == nil || info.Mode != ModeStateful {
+		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
+	} else {
+		if jerr := s.acquire(ctx); jerr != nil {
+			return &Reply{Err: jerr}
+		}
+		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
+		s.setState(reply.State)
+		s.releaseSlot()
+	}
+	s.apply(&reply.Effect)
+	return &reply
+}
+
+// snapshot reads the handler state. A streaming or fast call runs on it
+// and its returned state is discarded; a stateful call reads it holding
+// the slot and stores what it returns.
+func (s *session) snapshot() any {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	return s.state
+}
+
+func (s *session) setState(v any) {
+	s.stateMu.Lock()
+	s.state = v
+	s.stateMu.Unlock()
+}
+
+// acquire waits for the session's slot, within the queue bound.
+func (s *session) acquire(ctx context.Context) *jsonrpc.Error {
+	s.stateMu.Lock()
+	if s.slot == nil {
+		s.slot = make(chan struct{}, 1)
+	}
+	slot := s.slot
+	s.stateMu.Unlock()
+	if int(s.waiting.Add(1)) > s.tab.opts.QueueSize {
+		s.waiting.Add(-1)
+		return errOverloaded
+	}
+	defer s.waiting.Add(-1)
+	select {
+	case slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded {
+			return errTimeout
+		}
+		return errCancelled
+	}
+}
+
+func (s *session) releaseSlot() { <-s.slot }
+
+// streamingCall runs a call that may emit progress, logs or server→client
+// requests on its own goroutine. Its connection waits for the first thing
+// the call sends: the result alone is answered as JSON; anything else
+// turns the response into an event stream that carries it, then the rest,
+// then the result.
+func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
+	t := s.tab.t
+	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
+	if !ok {
+		return errorReply(http.StatusNotFound, errSessionNotFound)
+	}
+	mb := r.Mailbox()
+	st := s.newCallStream(mb, cancel)
+	// The body is reused once Handle returns: the call keeps copies.
+	own := &jsonrpc.Message{Kind: msg.Kind, ID: msg.ID, Method: msg.Method, Params: append(json.RawMessage(nil), msg.Params...)}
+	call := s.call(own, &streamOutbound{st: st})
+	state := s.snapshot()
+	go func() {
+		defer func() {
+			cancel()
+			s.untrack(own.ID)
+		}()
+		reply := t.engine.Dispatch(ctx, &call, state)
+		s.apply(&reply.Effect)
+		if reply.Err != nil {
+			t.attrs(r.Context(), slogInt(AttrErrorCode, reply.Err.Code))
+		}
+		st.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), own.ID))
+	}()
+
+	first, err := mb.Receive(r.Context())
+	if err != nil {
+		// The client left before anything was sent: it has no event id
+		// to resume from, so the call is cancelled.
+		cancel()
+		st.detach(mb, false)
+		return controller.Status(http.StatusServiceUnavailable)
+	}
+	switch m := first.(type) {
+	case callDone:
+		return controller.Buffered(http.StatusOK, jsonHeader(), m.body)
+	case streamStarted:
+		return st.streamReply(r, nil)
+	}
+	return controller.Status(http.StatusInternalServerError)
+}
+
+// deliver routes a client's response to the server→client request that
+// waits for it; a response nobody waits for (it came too late) is
+// dropped.
+func (s *session) deliver(msg *jsonrpc.Message) {
+	n, ok := msg.ID.IntValue()
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ch := s.pending[n]
+	delete(s.pending, n)
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	o := outcome{err: msg.Error}
+	if msg.Kind == jsonrpc.KindResponse {
+		o.result = append(json.RawMessage(nil), msg.Result...)
+	}
+	ch <- o
+}
+
+// request sends a server→client request on st and waits for the answer.
+func (s *session) request(ctx context.Context, st *stream, method string, params json.RawMessage) (json.RawMessage, error) {
+	ch := make(chan outcome, 1)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return nil, ErrSessionEnded
+	}
+	s.nextReq++
+	id := s.nextReq
+	if s.pending == nil {
+		s.pending = map[int64]chan outcome{}
+	}
+	s.pending[id] = ch
+	st.emitLocked(jsonrpc.AppendRequest(nil, jsonrpc.Int(id), method, params))
+	s.mu.Unlock()
+	forget := func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, o.err
+		}
+		return o.result, nil
+	case <-ctx.Done():
+		forget()
+		// Tell the client to stop working on it.
+		params := jsonrpc.AppendString([]byte(`{"requestId":`+itoa(id)+`,"reason":`), ctx.Err().Error())
+		st.emit(jsonrpc.AppendNotification(nil, "notifications/cancelled", append(params, '}')))
+		return nil, ctx.Err()
+	case <-s.done:
+		forget()
+		return nil, ErrSessionEnded
+	}
+}
+
+// streamOutbound is the back channel of a streaming call: everything goes
+// on the call's own stream.
+type streamOutbound struct{ st *stream }
+
+func (o *streamOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
+	if !o.st.emit(jsonrpc.AppendNotification(nil, method, params)) {
+		return ErrSessionEnded
+	}
+	return nil
+}
+
+func (o *streamOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return o.st.s.request(ctx, o.st, method, params)
+}
+
+// CloseStream ends the call's current connection without ending its
+// stream; see Request.CloseStream.
+func (o *streamOutbound) CloseStream(retry time.Duration) bool {
+	return o.st.closeConnection(retry)
+}
+
+// sessionOutbound is the back channel of a call answered with JSON:
+// notifications cannot reach the client on this connection and are
+// dropped; server→client requests go on the session's GET stream.
+type sessionOutbound struct{ s *session }
+
+func (o *sessionOutbound) Notify(context.Context, string, json.RawMessage) error { return nil }
+
+func (o *sessionOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return o.s.request(ctx, o.s.standalone(), method, params)
+}
