@@ -2,9 +2,9 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: test fmt-check vet unit bench
+.PHONY: test fmt-check vet unit tools conformance bench
 
-test: fmt-check vet unit
+test: fmt-check vet unit conformance
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -15,3 +15,14 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# Node 22 and the pinned conformance suites, installed into .tools/ from the
+# committed lock files in .ci/npm/.
+tools:
+	.ci/tools.sh
+
+# The official MCP conformance suite against the fixture server
+# (example_app/conformance); fails on any failure or warning not listed in
+# .ci/conformance-0.1.16-expected-failures.yml.
+conformance:
+	GO=$(GO) .ci/conformance.sh 0.1.16
