@@ -30,12 +30,11 @@ var All = []Config{
 	{Name: "mcpgo-stateless", Library: "mcp-go", Pkg: "./servers/mcpgo", Mode: "stateless"},
 	{Name: "mcpgo-stateful", Library: "mcp-go", Pkg: "./servers/mcpgo", Mode: "stateful", Stateful: true},
 
-	// SAGUARO: the library's MCP transport (mcp.Controller) does not exist
-	// yet. When it lands, write servers/saguaro/main.go (see the README
-	// there) and clear Pending on these three.
-	{Name: "saguaro-stateless", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless", Pending: "mcp.Controller not in the library yet"},
-	{Name: "saguaro-stateful", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateful", Stateful: true, Pending: "mcp.Controller not in the library yet"},
-	{Name: "saguaro-stack", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stack", Stateful: true, Pending: "mcp.Controller not in the library yet"},
+	// saguaro: stateless, with sessions, and stateful behind the realistic
+	// production stack (logging preset + JWT verifier, internal/stack).
+	{Name: "saguaro-stateless", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless"},
+	{Name: "saguaro-stateful", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateful", Stateful: true},
+	{Name: "saguaro-stack", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stack", Stateful: true},
 }
 
 // Bare is the name of the baseline configuration.

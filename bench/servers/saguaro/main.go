@@ -1,0 +1,71 @@
+// Command saguaro serves the echo tool with saguaro itself: a typed tool
+// registered with mcp.AddTool on an mcp.Server, served by mcp.Controller
+// mounted on a chi router.
+//
+// Modes: "stateless" (no sessions), "stateful" (sessions, idle timeout from
+// -idle-timeout) and "stack" (stateful, behind the realistic production
+// stack of internal/stack: request logging and JWT bearer auth, sessions
+// bound to the token's identity, MCP attributes on the log line).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/saguaro-go/saguaro/auth"
+	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/middleware"
+
+	"github.com/saguaro-go/saguaro/bench/internal/serve"
+	"github.com/saguaro-go/saguaro/bench/internal/stack"
+)
+
+var mode = "stateless"
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo back"`
+}
+
+func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.Text(in.Text)}}, nil
+}
+
+func build(o serve.Options) (serve.Built, error) {
+	s := mcp.NewServer(mcp.Implementation{Name: "bench-saguaro", Version: "1.0.0"}, nil)
+	if err := mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the text back"}, echo); err != nil {
+		return serve.Built{}, err
+	}
+	opts := &mcp.Options{Handler: s}
+	var notes string
+	switch o.Mode {
+	case "stateless":
+		notes = "mcp.Controller, no sessions"
+	case "stateful", "stack":
+		opts.Sessions = &mcp.SessionOptions{IdleTimeout: o.IdleTimeout}
+		notes = fmt.Sprintf("mcp.Controller, sessions with IdleTimeout %v", o.IdleTimeout)
+	default:
+		return serve.Built{}, fmt.Errorf("unknown mode %q", o.Mode)
+	}
+	if o.Mode != "stack" {
+		r := chi.NewRouter()
+		r.Mount(serve.MCPPath, mcp.Controller(opts))
+		return serve.Built{Handler: r, Notes: notes}, nil
+	}
+	opts.Identity = auth.Identity
+	opts.Attrs = middleware.SetAttrs
+	st, err := stack.Wrap(serve.MCPPath, mcp.Controller(opts), io.Discard)
+	if err != nil {
+		return serve.Built{}, err
+	}
+	return serve.Built{
+		Handler: st.Handler,
+		Headers: map[string]string{"Authorization": "Bearer " + st.Token},
+		Notes:   notes + "; chi RequestID, middleware.RequestLogger (JSON to io.Discard), Recoverer, auth RS256 verifier + Required, sessions bound to auth.Identity, Attrs = middleware.SetAttrs",
+		Close:   st.Close,
+	}, nil
+}
+
+func main() { serve.Main("saguaro", mode, build) }
