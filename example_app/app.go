@@ -1,37 +1,106 @@
 package main
 
 import (
+	"context"
+	"embed"
+	"io/fs"
 	"log/slog"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
+	chimw "github.com/go-chi/chi/v5/middleware"
 
+	"github.com/saguaro-go/saguaro/auth"
+	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/middleware"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
+//go:embed static
+var staticFiles embed.FS
+
+// config is what the app needs to start.
+type config struct {
+	// BaseURL is where the app is reached, e.g. http://127.0.0.1:8080;
+	// the MCP endpoint's canonical URL (the tokens' audience) is
+	// BaseURL+"/mcp".
+	BaseURL string
+	// Secret verifies the HS256 tokens.
+	Secret []byte
+	// DataFile persists the tasks; "" keeps them in memory.
+	DataFile string
+}
+
 // app holds what the routes share.
 type app struct {
-	logger *slog.Logger
-	hub    *sse.Hub
+	cfg      config
+	logger   *slog.Logger
+	hub      *sse.Hub
+	store    *Store
+	verifier *auth.Verifier
+	mcp      *mcp.Server
 }
 
-func newApp(logger *slog.Logger) *app {
-	return &app{logger: logger, hub: sse.NewHub(nil)}
+func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
+	store, err := NewStore(cfg.DataFile)
+	if err != nil {
+		return nil, err
+	}
+	v, err := auth.NewVerifier(ctx, &auth.Options{
+		Resource: cfg.BaseURL + "/mcp",
+		Issuer:   tokenIssuer,
+		Keys:     []auth.Key{auth.HMACKey("HS256", cfg.Secret)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), store: store, verifier: v}
+	store.Observe(a.taskChanged)
+	a.mcp = a.newMCPServer()
+	return a, nil
 }
 
-// Close ends every live subscription.
-func (a *app) Close() { a.hub.Close() }
+// Close ends every live subscription and the verifier.
+func (a *app) Close() {
+	a.hub.Close()
+	a.verifier.Close()
+}
 
-// Handler is the app's router: an ordinary chi app with saguaro's live
-// endpoints mounted on it.
+// Handler is the app's router: an ordinary chi app (its dashboard and JSON
+// API) with saguaro's MCP endpoint and live feed mounted on it.
 func (a *app) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, middleware.Recoverer)
+	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.RequestLogger(a.logger, nil), chimw.Recoverer)
+
+	// Public: health, the dashboard, its live feed, and the RFC 9728
+	// metadata MCP clients read to learn how to get a token.
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	static, _ := fs.Sub(staticFiles, "static")
+	r.Handle("/*", http.FileServerFS(static))
+	md := a.verifier.ResourceMetadata()
+	md.ScopesSupported = []string{scopeRead, scopeWrite}
+	md.ResourceName = "Team task board"
+	// The example mints its own development tokens (issuer
+	// "saguaro-example"): there is no authorization server to point
+	// clients at. A real deployment lists its issuer's URL here.
+	md.AuthorizationServers = nil
+	must(auth.MountMetadata(r, &md))
 	r.Mount("/events", a.eventRoutes())
+
+	// Token required: the JSON API and MCP.
+	r.Group(func(r chi.Router) {
+		r.Use(a.verifier.Handler)
+		r.Mount("/api", a.apiRoutes())
+		r.With(auth.RequireScopes(scopeRead)).Mount("/mcp", mcp.Controller(&mcp.Options{
+			Handler:  a.mcp,
+			Sessions: &mcp.SessionOptions{},
+			Identity: auth.Identity,
+			Attrs:    middleware.SetAttrs,
+			Logger:   a.logger,
+		}))
+	})
 	return r
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/sse"
 )
@@ -16,7 +18,7 @@ import (
 const feedTopic = "feed"
 
 // tickInterval is how often each stream receives a server tick.
-const tickInterval = time.Second
+const tickInterval = 5 * time.Second
 
 // tick is the timer message a feed loop receives every tickInterval.
 type tick struct{}
@@ -27,22 +29,47 @@ type hubGone struct{}
 
 // eventRoutes serves the live feed:
 //
-//	GET  /events            Server-Sent Events: a "tick" every second and
-//	                        every broadcast; resumes after Last-Event-ID.
-//	POST /events/broadcast  the request body is sent to every open stream.
+//	GET  /events            Server-Sent Events: a "snapshot" of the board
+//	                        first, then "task" changes, "mcp" activity,
+//	                        "broadcast" messages and a "tick" every 5 s;
+//	                        resumes after Last-Event-ID. No token needed.
+//	POST /events/broadcast  the request body is sent to every open stream
+//	                        (token with tasks:write).
 func (a *app) eventRoutes() http.Handler {
 	r := chi.NewRouter()
 	r.Method(http.MethodGet, "/", controller.New(controller.Func(a.feed), &controller.Options{Logger: a.logger}))
-	r.Post("/broadcast", a.broadcast)
+	r.With(a.verifier.Handler, auth.RequireScopes(scopeWrite)).Post("/broadcast", a.broadcast)
 	return r
 }
 
+// publish sends one event of the given type to every feed.
+func (a *app) publish(typ string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	a.hub.Publish(feedTopic, sse.Event{Event: typ, Data: data})
+}
+
+// taskChanged puts a store change on the feed.
+func (a *app) taskChanged(c TaskChange) { a.publish("task", c) }
+
+// activity puts MCP activity (a tool call, a session opening or closing)
+// on the feed.
+func (a *app) activity(v map[string]any) { a.publish("mcp", v) }
+
 // feed is the controller of one /events stream. It subscribes the
-// connection's mailbox to the hub, asks for a tick every second, and turns
-// the connection into a loop that frames each message as an event.
+// connection's mailbox to the hub, asks for a tick every few seconds, and
+// turns the connection into a loop that frames each message as an event.
+// A new client (no Last-Event-ID) first gets a snapshot of the board.
 func (a *app) feed(req *controller.Request) controller.Reply {
 	mb := req.Mailbox()
-	sub, err := a.hub.SubscribeFunc(feedTopic, sse.LastEventID(req.Request), func(ev sse.Event) bool {
+	lastID := sse.LastEventID(req.Request)
+	if lastID == "" {
+		snap, _ := json.Marshal(taskList{Tasks: orEmpty(a.store.List(nil))})
+		_ = mb.Send(sse.Event{Event: "snapshot", Data: snap})
+	}
+	sub, err := a.hub.SubscribeFunc(feedTopic, lastID, func(ev sse.Event) bool {
 		return mb.Send(ev) == nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +19,54 @@ import (
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+var testSecret = []byte("0123456789abcdef0123456789abcdef")
+
+// testApp is the real router on a real loopback server, with tokens for
+// its audience.
+type testApp struct {
+	*app
+	srv *httptest.Server
+}
+
+func newTestApp(t *testing.T) *testApp {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	a, err := newApp(context.Background(), config{BaseURL: base, Secret: testSecret}, quietLogger())
+	require.NoError(t, err)
+	srv.Config.Handler = a.Handler()
+	srv.Start()
+	t.Cleanup(func() {
+		srv.Close()
+		a.Close()
+	})
+	return &testApp{app: a, srv: srv}
+}
+
+func (ta *testApp) token(t *testing.T, scopes string) string {
+	t.Helper()
+	tok, err := devToken(testSecret, ta.cfg.BaseURL+"/mcp", "tester", scopes, time.Hour)
+	require.NoError(t, err)
+	return tok
+}
+
+func (ta *testApp) do(t *testing.T, method, path, token, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, ta.srv.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
 
 func openFeed(t *testing.T, ctx context.Context, url, lastID string) (*http.Response, *sse.Reader) {
 	t.Helper()
@@ -44,70 +93,79 @@ func nextOf(t *testing.T, rd *sse.Reader, typ string) sse.Event {
 	}
 }
 
-func broadcast(t *testing.T, url, msg string) string {
-	t.Helper()
-	res, err := http.Post(url+"/events/broadcast", "text/plain", strings.NewReader(msg))
-	require.NoError(t, err)
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	require.Equal(t, http.StatusAccepted, res.StatusCode, string(body))
-	return string(body)
-}
-
 func TestBroadcastReachesEveryStream(t *testing.T) {
-	a := newApp(quietLogger())
-	defer a.Close()
-	srv := httptest.NewServer(a.Handler())
-	defer srv.Close()
+	ta := newTestApp(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
 	readers := make([]*sse.Reader, 3)
 	for i := range readers {
-		res, rd := openFeed(t, ctx, srv.URL, "")
+		res, rd := openFeed(t, ctx, ta.srv.URL, "")
 		defer res.Body.Close()
+		snap := nextOf(t, rd, "snapshot")
+		assert.JSONEq(t, `{"tasks":[]}`, string(snap.Data), "a new client starts from a snapshot")
 		readers[i] = rd
 	}
-	require.Eventually(t, func() bool { return a.hub.Subscribers(feedTopic) == 3 }, 5*time.Second, 5*time.Millisecond)
-	assert.Contains(t, broadcast(t, srv.URL, "hello\nworld"), `"listeners":3`)
+	require.Eventually(t, func() bool { return ta.hub.Subscribers(feedTopic) == 3 }, 5*time.Second, 5*time.Millisecond)
+
+	res, _ := ta.do(t, http.MethodPost, "/events/broadcast", "", "hi")
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "broadcasting needs a token")
+	res, _ = ta.do(t, http.MethodPost, "/events/broadcast", ta.token(t, scopeRead), "hi")
+	assert.Equal(t, http.StatusForbidden, res.StatusCode, "and the write scope")
+
+	res, body := ta.do(t, http.MethodPost, "/events/broadcast", ta.token(t, scopeWrite), "hello\nworld")
+	require.Equal(t, http.StatusAccepted, res.StatusCode)
+	assert.Contains(t, body, `"listeners":3`)
 	for _, rd := range readers {
 		ev := nextOf(t, rd, "broadcast")
 		assert.Equal(t, "hello\nworld", string(ev.Data))
 		assert.Equal(t, "1", ev.ID)
 	}
-	// Ticks arrive on their own.
-	tick := nextOf(t, readers[0], "tick")
-	assert.Contains(t, string(tick.Data), `"n":`)
 }
 
 func TestFeedResumesAfterLastEventID(t *testing.T) {
-	a := newApp(quietLogger())
-	defer a.Close()
-	srv := httptest.NewServer(a.Handler())
-	defer srv.Close()
+	ta := newTestApp(t)
+	tok := ta.token(t, scopeWrite)
 	for _, m := range []string{"one", "two", "three"} {
-		broadcast(t, srv.URL, m)
+		res, _ := ta.do(t, http.MethodPost, "/events/broadcast", tok, m)
+		require.Equal(t, http.StatusAccepted, res.StatusCode)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, rd := openFeed(t, ctx, srv.URL, "1")
+	res, rd := openFeed(t, ctx, ta.srv.URL, "1")
 	defer res.Body.Close()
-	assert.Equal(t, "two", string(nextOf(t, rd, "broadcast").Data))
+	first, err := rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "broadcast", first.Event, "a resuming client gets no snapshot, just what it missed")
+	assert.Equal(t, "two", string(first.Data))
 	assert.Equal(t, "three", string(nextOf(t, rd, "broadcast").Data))
-	broadcast(t, srv.URL, "four")
+	ta.do(t, http.MethodPost, "/events/broadcast", tok, "four")
 	ev := nextOf(t, rd, "broadcast")
 	assert.Equal(t, "four", string(ev.Data))
 	assert.Equal(t, "4", ev.ID)
 }
 
+func TestFeedShowsTaskChanges(t *testing.T) {
+	ta := newTestApp(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, rd := openFeed(t, ctx, ta.srv.URL, "")
+	defer res.Body.Close()
+	nextOf(t, rd, "snapshot")
+	_, body := ta.do(t, http.MethodPost, "/api/tasks", ta.token(t, scopeWrite), `{"title":"Ship it","tags":["Release"]}`)
+	var created Task
+	require.NoError(t, json.Unmarshal([]byte(body), &created))
+	ev := nextOf(t, rd, "task")
+	var change TaskChange
+	require.NoError(t, json.Unmarshal(ev.Data, &change))
+	assert.Equal(t, "created", change.Kind)
+	assert.Equal(t, created.ID, change.Task.ID)
+	assert.Equal(t, []string{"release"}, change.Task.Tags)
+}
+
 func TestBroadcastTooLarge(t *testing.T) {
-	a := newApp(quietLogger())
-	defer a.Close()
-	srv := httptest.NewServer(a.Handler())
-	defer srv.Close()
-	res, err := http.Post(srv.URL+"/events/broadcast", "text/plain", strings.NewReader(strings.Repeat("x", maxBroadcast+1)))
-	require.NoError(t, err)
-	res.Body.Close()
+	ta := newTestApp(t)
+	res, _ := ta.do(t, http.MethodPost, "/events/broadcast", ta.token(t, scopeWrite), strings.Repeat("x", maxBroadcast+1))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 }
 
@@ -116,16 +174,16 @@ func TestBroadcastTooLarge(t *testing.T) {
 func TestServeShutsDownWithOpenStreams(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	url := "http://" + ln.Addr().String()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, quietLogger()) }()
-	url := "http://" + ln.Addr().String()
+	go func() { done <- serve(ctx, ln, config{BaseURL: url, Secret: testSecret}, quietLogger()) }()
 
 	reqCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	res, rd := openFeed(t, reqCtx, url, "")
 	defer res.Body.Close()
-	nextOf(t, rd, "tick")
+	nextOf(t, rd, "snapshot")
 
 	stop()
 	select {

@@ -1,15 +1,12 @@
-// Command example_app is a small chi application that adds saguaro's live
-// endpoints to its routes. Run it with
+// Command example_app is a small team task board, an ordinary chi
+// application that added saguaro: its own JSON API at /api, the same tasks
+// over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
+// auth and request logging. Run it with
 //
-//	go run ./example_app [-addr 127.0.0.1:8080]
+//	go run ./example_app [-addr 127.0.0.1:8080] [-data tasks.json]
 //
-// and watch the live feed with
-//
-//	curl -N http://127.0.0.1:8080/events
-//
-// while another shell broadcasts to every open stream:
-//
-//	curl -X POST -d 'hello' http://127.0.0.1:8080/events/broadcast
+// It prints a development token (1 hour, all scopes) unless
+// EXAMPLE_JWT_SECRET is set; see the README's quickstart.
 package main
 
 import (
@@ -28,17 +25,34 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	data := flag.String("data", "", "JSON file to keep the tasks in (default: memory only)")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		logger.Error("example_app cannot listen", slog.Any("error", err))
 		os.Exit(1)
 	}
-	fmt.Fprintf(os.Stdout, "example_app listening on http://%s\n", ln.Addr())
-	if err := serve(ctx, ln, logger); err != nil {
+	secret, generated, err := jwtSecret()
+	if err != nil {
+		logger.Error("example_app", slog.Any("error", err))
+		os.Exit(1)
+	}
+	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, DataFile: *data}
+	fmt.Printf("example_app listening on %s (dashboard %s/, MCP %s/mcp)\n", cfg.BaseURL, cfg.BaseURL, cfg.BaseURL)
+	if generated {
+		token, err := devToken(secret, cfg.BaseURL+"/mcp", "dev", scopeRead+" "+scopeWrite, time.Hour)
+		if err != nil {
+			logger.Error("example_app", slog.Any("error", err))
+			os.Exit(1)
+		}
+		fmt.Printf("dev token (1 hour, scopes %s %s; set %s to use your own secret):\nexport TOKEN=%s\n",
+			scopeRead, scopeWrite, secretEnv, token)
+	}
+	if err := serve(ctx, ln, cfg, logger); err != nil {
 		logger.Error("example_app stopped", slog.Any("error", err))
 		os.Exit(1)
 	}
@@ -47,9 +61,12 @@ func main() {
 // serve serves the app on ln until ctx ends, then shuts down gracefully:
 // live streams are told to end, in-flight requests get a few seconds to
 // finish.
-func serve(ctx context.Context, ln net.Listener, logger *slog.Logger) error {
-	app := newApp(logger)
-	defer app.Close()
+func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger) error {
+	a, err := newApp(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
 
 	// Streams derive their context from this one, so cancelling it at
 	// shutdown ends every live loop with a Disconnect; http.Server's
@@ -57,7 +74,7 @@ func serve(ctx context.Context, ln net.Listener, logger *slog.Logger) error {
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler:           app.Handler(),
+		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No WriteTimeout: it would cut long-lived streams. The
