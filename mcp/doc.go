@@ -45,4 +45,53 @@
 //     the last item of the previous page, sealed with an HMAC: a page
 //     survives insertions and removals, and a tampered cursor is
 //     InvalidParams.
+//
+// # The HTTP endpoint
+//
+// Controller serves the Streamable HTTP transport as one http.Handler:
+//
+//	srv := mcp.NewServer(mcp.Implementation{Name: "tasks", Version: "1.0.0"}, nil)
+//	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echoes"}, echo)
+//	r.With(verifier.Handler, auth.Required()).Mount("/mcp", mcp.Controller(&mcp.Options{
+//		Handler:  srv,
+//		Sessions: &mcp.SessionOptions{}, // nil: stateless
+//		Identity: auth.Identity,         // bind sessions to the token's subject
+//		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
+//	}))
+//
+// Every stream is a controller loop (package controller). A call that
+// emits progress, log messages or server→client requests before its result
+// is answered as an event stream when the client accepts one; a quiet call
+// is answered as JSON. Streams outlive their connections: events carry
+// session-unique ids "<stream>-<seq>", each connection opens with a
+// priming event (an id, empty data, and retry) in every revision, and GET
+// with Last-Event-ID resumes exactly the stream the id belongs to.
+// Request.CloseStream ends a connection on purpose (2025-11-25 polling).
+//
+// Decisions where the transport spec is silent, checked in this order:
+//
+//	method other than POST (GET, DELETE with sessions)   405, Allow
+//	Origin present and not own/listed/loopback           403
+//	Host not loopback-named on a loopback listener       403 (DNS rebinding)
+//	several Mcp-Session-Id headers                       400
+//	unknown session, or bound to another identity        404 (its existence is not revealed)
+//	Accept lacks application/json or text/event-stream   406
+//	Content-Type not application/json                    415
+//	MCP-Protocol-Version not served                      400, -32022 {supported, requested}
+//	body over Options.MaxBodyBytes (4 MiB)               413
+//	body not JSON, not UTF-8, or not JSON-RPC            400, -32700 or -32600
+//	no Mcp-Session-Id on a non-initialize request        400 (sessions on)
+//	initialize on an existing session                    400, -32600
+//	batch outside 2025-03-26                             400, -32600
+//	notification or client response                      202
+//	session store full (SessionOptions.MaxSessions)      503, Retry-After
+//	a second GET stream on one session                   409
+//	DELETE of a session                                  204
+//	stateful callback queue full (QueueSize)             -32603 "Server overloaded"
+//
+// A session holds no goroutine while idle; it is reaped after
+// SessionOptions.IdleTimeout, never while a call or stream holds it. A
+// call's context ends with notifications/cancelled, the session's end, the
+// request timeout, or, when its stream's client left, ResumeGrace later
+// unless the client resumed.
 package mcp
