@@ -5,7 +5,8 @@
 // to send, instead of writing to an http.ResponseWriter itself:
 //
 //   - [Buffered], [JSON], [Status] and [MethodNotAllowed]: a status,
-//     headers and a body, sent at once.
+//     headers and a body, sent at once. [Handler] hands the request to an
+//     ordinary http.Handler instead.
 //   - [Stream]: a status and headers, then a function that sends chunks,
 //     each flushed to the client as it is sent.
 //   - [Loop]: a status, headers and an initial state. The connection's own

@@ -149,3 +149,15 @@ func (j *jsonReply) serve(c *conn) {
 	body = append(body, '\n')
 	Buffered(j.status, http.Header{"Content-Type": {"application/json"}}, body).serve(c)
 }
+
+type handlerReply struct{ h http.Handler }
+
+// Handler replies by handing the request to an ordinary http.Handler,
+// which writes the response itself: for code that already answers that
+// way, such as an auth package's refusal.
+func Handler(h http.Handler) Reply { return &handlerReply{h: h} }
+
+func (hr *handlerReply) serve(c *conn) {
+	c.wrote = true
+	hr.h.ServeHTTP(c.w, c.r)
+}

@@ -72,6 +72,11 @@ func TestBufferedRepliesThroughChi(t *testing.T) {
 	r.Method(http.MethodGet, "/405", New(Func(func(req *Request) Reply {
 		return MethodNotAllowed(http.MethodPost, http.MethodDelete)
 	}), nil))
+	r.Method(http.MethodGet, "/delegate", New(Func(func(req *Request) Reply {
+		return Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "teapot "+r.URL.Path, http.StatusTeapot)
+		}))
+	}), nil))
 	r.Method(http.MethodGet, "/state", New(Func(func(req *Request) Reply {
 		_, isInt := req.State().(int)
 		return JSON(http.StatusOK, map[string]any{"int": isInt, "zero": StateOf[greeting](req).Word == ""})
@@ -100,6 +105,10 @@ func TestBufferedRepliesThroughChi(t *testing.T) {
 	res, _ = get(t, srv.URL+"/405")
 	assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
 	assert.Equal(t, "POST, DELETE", res.Header.Get("Allow"))
+
+	res, body = get(t, srv.URL+"/delegate")
+	assert.Equal(t, http.StatusTeapot, res.StatusCode)
+	assert.Equal(t, "teapot /delegate\n", body, "a delegated handler writes the response itself")
 
 	_, body = get(t, srv.URL+"/state")
 	assert.JSONEq(t, `{"int":true,"zero":true}`, body, "StateOf of the wrong type is the zero value")
