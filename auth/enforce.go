@@ -39,27 +39,46 @@ func RequireScopes(scopes ...string) func(http.Handler) http.Handler {
 	return enforce(slices.Clone(scopes))
 }
 
+// CheckScopes is the check [RequireScopes] makes, for code that decides
+// per request which scopes it needs (a tool-by-tool rule inside one
+// endpoint, say): nil when the verified token carries every one of scopes,
+// otherwise an error for [WriteError] that answers exactly as
+// RequireScopes would, 403 insufficient_scope naming scopes (or 401 when
+// there is no valid token).
+//
+// Pitfall: like the enforcers it reads what [Verifier.Handler] left in the
+// context; without a verifier before it, it fails closed.
+func CheckScopes(r *http.Request, scopes ...string) error {
+	err := check(r, scopes)
+	if err != nil && len(scopes) > 0 {
+		err = &scopedError{err: err, scopes: slices.Clone(scopes)}
+	}
+	return err
+}
+
+// check is the one check every enforcer makes.
+func check(r *http.Request, scopes []string) error {
+	st := stateFrom(r.Context())
+	switch {
+	case st == nil:
+		return errNotConfigured
+	case st.err != nil:
+		return st.err
+	case st.claims == nil:
+		return ErrNoToken
+	}
+	for _, s := range scopes {
+		if !st.claims.HasScope(s) {
+			return fmt.Errorf("%w: missing %q", ErrInsufficientScope, s)
+		}
+	}
+	return nil
+}
+
 func enforce(scopes []string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			st := stateFrom(r.Context())
-			var err error
-			switch {
-			case st == nil:
-				err = errNotConfigured
-			case st.err != nil:
-				err = st.err
-			case st.claims == nil:
-				err = ErrNoToken
-			default:
-				for _, s := range scopes {
-					if !st.claims.HasScope(s) {
-						err = fmt.Errorf("%w: missing %q", ErrInsufficientScope, s)
-						break
-					}
-				}
-			}
-			if err != nil {
+			if err := check(r, scopes); err != nil {
 				if len(scopes) > 0 {
 					err = &scopedError{err: err, scopes: scopes}
 				}
@@ -70,7 +89,6 @@ func enforce(scopes []string) func(http.Handler) http.Handler {
 		})
 	}
 }
-
 // isScopeToken reports whether s is a scope-token: 1*( %x21 / %x23-5B /
 // %x5D-7E ).
 func isScopeToken(s string) bool {

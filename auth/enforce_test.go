@@ -100,3 +100,26 @@ func TestChiComposition(t *testing.T) {
 	assert.Equal(t, 200, get(t, srv, "/public").status)
 	assert.Equal(t, 200, get(t, srv, "/public", "Bearer bad").status, "the verifier alone never rejects")
 }
+
+func TestCheckScopesAnswersLikeRequireScopes(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r = r.WithContext(auth.NewContext(r.Context(), &auth.Claims{Subject: "s", Scopes: []string{"read"}}))
+	assert.NoError(t, auth.CheckScopes(r, "read"))
+	assert.NoError(t, auth.CheckScopes(r), "no scopes: a valid token is enough")
+
+	err := auth.CheckScopes(r, "read", "write")
+	assert.ErrorIs(t, err, auth.ErrInsufficientScope)
+	viaCheck := httptest.NewRecorder()
+	auth.WriteError(viaCheck, r, err)
+	viaMiddleware := httptest.NewRecorder()
+	auth.RequireScopes("read", "write")(ok).ServeHTTP(viaMiddleware, r)
+	assert.Equal(t, http.StatusForbidden, viaCheck.Code)
+	assert.Equal(t, viaMiddleware.Header().Get("WWW-Authenticate"), viaCheck.Header().Get("WWW-Authenticate"))
+	assert.Equal(t, viaMiddleware.Body.String(), viaCheck.Body.String())
+
+	bare := httptest.NewRequest(http.MethodGet, "/", nil)
+	assert.Error(t, auth.CheckScopes(bare, "read"), "no verifier: fail closed")
+	noToken := bare.WithContext(auth.NewContext(bare.Context(), nil))
+	assert.ErrorIs(t, auth.CheckScopes(noToken, "read"), auth.ErrNoToken)
+}
