@@ -89,6 +89,7 @@ func enforce(scopes []string) func(http.Handler) http.Handler {
 		})
 	}
 }
+
 // isScopeToken reports whether s is a scope-token: 1*( %x21 / %x23-5B /
 // %x5D-7E ).
 func isScopeToken(s string) bool {
