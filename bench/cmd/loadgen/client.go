@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -207,6 +206,25 @@ func (c *conn) call(id int64, text string) error {
 	return check.Call(r, id, text)
 }
 
+// callProgress sends tools/call progress with a progressToken and checks
+// the streamed answer: every progress notification for the token, none for
+// another, then the echo.
+func (c *conn) callProgress(id int64, text, token string, steps int) error {
+	b := append(c.body[:0], `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":`...)
+	b = strconv.AppendQuote(b, token)
+	b = append(b, `},"arguments":{"text":`...)
+	b = strconv.AppendQuote(b, text)
+	b = append(b, `}}}`...)
+	c.body = b
+	r, _, err := c.do(http.MethodPost, b)
+	if err != nil {
+		return err
+	}
+	return check.Progress(r, id, text, token, steps)
+}
+
 // endSession sends DELETE for the current session, if any. Its answer is
 // not judged: it is cleanup between slices.
 func (c *conn) endSession() {
@@ -226,5 +244,3 @@ func echoText(buf []byte, worker int, seq int64) []byte {
 	buf = strconv.AppendInt(buf, seq, 10)
 	return buf
 }
-
-var errStopped = errors.New("stopped")

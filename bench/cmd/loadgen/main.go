@@ -51,6 +51,8 @@ type options struct {
 	printBuildsOnly bool
 	cpuProfile      string
 	pin             bool
+	progressConns   int
+	progressRounds  int
 }
 
 func parseFlags() *options {
@@ -60,7 +62,9 @@ func parseFlags() *options {
 	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS.md, or .bin/RESULTS-quick.md with -quick)")
 	flag.StringVar(&o.rawOut, "raw", "", "raw JSON results (default <bin>/results.json)")
 	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "short run (about a minute) for development; also QUICK=1")
-	flag.StringVar(&workloads, "workloads", "throughput,churn,idle", "workloads to run")
+	flag.StringVar(&workloads, "workloads", "throughput,progress,churn,idle", "workloads to run")
+	flag.IntVar(&o.progressConns, "progress-conns", 16, "connections for the progress workload")
+	flag.IntVar(&o.progressRounds, "progress-rounds", 0, "interleaved rounds of the progress workload (default 3; quick 1)")
 	flag.StringVar(&only, "only", "", "comma-separated configuration names (default: all built); bare is always kept")
 	flag.IntVar(&o.rounds, "rounds", 0, "interleaved rounds per concurrency (default 5; quick 2)")
 	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 200ms)")
@@ -100,6 +104,12 @@ func parseFlags() *options {
 		o.rounds = 5
 		if o.quick {
 			o.rounds = 2
+		}
+	}
+	if o.progressRounds == 0 {
+		o.progressRounds = 3
+		if o.quick {
+			o.progressRounds = 1
 		}
 	}
 	if o.idleSessions == 0 {
@@ -185,7 +195,7 @@ func main() {
 		os.Exit(3)
 	}()
 
-	run := &runResult{Started: time.Now(), Opts: o, Ready: map[string]serve.Ready{}, LoadgenGo: runtime.Version()}
+	run := &runResult{Started: time.Now(), Opts: o, Ready: map[string]serve.Ready{}, ProgressNotes: map[string]string{}, LoadgenGo: runtime.Version()}
 	for _, c := range configs.All {
 		if len(o.only) > 0 && !o.only[c.Name] && c.Name != configs.Bare {
 			continue
@@ -195,6 +205,9 @@ func main() {
 
 	if o.workloads["throughput"] {
 		runThroughput(o, run)
+	}
+	if o.workloads["progress"] {
+		runProgressPhase(o, run)
 	}
 	if o.workloads["churn"] {
 		runChurnPhase(o, run)
@@ -244,7 +257,7 @@ func runThroughput(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
-		run.Ready[c.Name] = s.ready
+		run.noteReady(c.Name, s.ready)
 		servers = append(servers, s)
 	}
 	run.TP = map[string]*tpAgg{}
@@ -258,7 +271,7 @@ func runThroughput(o *options, run *runResult) {
 			for i := range servers {
 				s := servers[(i+round)%len(servers)]
 				n++
-				r := runSlice(s, conns, o.warmup, o.slice, o.timeout)
+				r := runSlice(s, sliceSpec{Conns: conns}, o.warmup, o.slice, o.timeout)
 				k := tpKeyString(s.cfg.Name, conns)
 				a := run.TP[k]
 				if a == nil {
@@ -271,6 +284,66 @@ func runThroughput(o *options, run *runResult) {
 					status = fmt.Sprintf(" FAILED x%d %v", f, r.Fail.First)
 				}
 				log.Printf("[%d/%d] round %d c=%-3d %-18s %8.0f req/s%s", n, total, round+1, conns, s.cfg.Name,
+					float64(r.OK)/r.Window.Seconds(), status)
+			}
+		}
+	}
+}
+
+// Progress variants: every connection with its own session, or two
+// connections per session.
+const (
+	progressOwn    = "own"
+	progressShared = "shared"
+)
+
+// runProgressPhase starts every configuration but bare with -progress and
+// runs interleaved slices of progress calls: each connection with its own
+// session, then (stateful configurations) two connections per session.
+func runProgressPhase(o *options, run *runResult) {
+	run.Progress = map[string]*tpAgg{}
+	var servers []*server
+	defer func() { stopAll(servers) }()
+	for _, c := range run.Configs {
+		if isPending(c) || c.Name == configs.Bare {
+			continue
+		}
+		s, err := startServer(o, "progress", c, "-idle-timeout", o.serverIdleTTL.String(), "-progress")
+		if err != nil {
+			log.Printf("%s: %v", c.Name, err)
+			run.setStartError(c.Name, err)
+			continue
+		}
+		run.noteReady(c.Name, s.ready)
+		run.ProgressNotes[c.Name] = s.ready.Notes
+		servers = append(servers, s)
+	}
+	if len(servers) == 0 {
+		return
+	}
+	n := 0
+	for round := 0; round < o.progressRounds; round++ {
+		for _, variant := range []string{progressOwn, progressShared} {
+			for i := range servers {
+				s := servers[(i+round)%len(servers)]
+				if variant == progressShared && !s.cfg.Stateful {
+					continue
+				}
+				n++
+				spec := sliceSpec{Conns: o.progressConns, Progress: true, Share: variant == progressShared}
+				r := runSlice(s, spec, o.warmup, o.slice, o.timeout)
+				k := s.cfg.Name + "@" + variant
+				a := run.Progress[k]
+				if a == nil {
+					a = &tpAgg{}
+					run.Progress[k] = a
+				}
+				a.add(r)
+				status := ""
+				if f := r.Fail.total(); f > 0 {
+					status = fmt.Sprintf(" FAILED %d of %d: %v", f, uint64(f)+r.OK, r.Fail.First)
+				}
+				log.Printf("progress round %d %-6s c=%d %-18s %8.0f req/s%s", round+1, variant, o.progressConns, s.cfg.Name,
 					float64(r.OK)/r.Window.Seconds(), status)
 			}
 		}
@@ -291,6 +364,7 @@ func runChurnPhase(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
+		run.noteReady(c.Name, s.ready)
 		r := runChurn(s, o.churnConns, o.churnDur, o.churnWait, o.churnTTL, o.timeout)
 		s.stop()
 		run.Churn[c.Name] = r
@@ -316,6 +390,7 @@ func runIdlePhase(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
+		run.noteReady(c.Name, s.ready)
 		r := runIdle(s, o.idleSessions, o.idleConns, o.idleLimit, o.timeout)
 		s.stop()
 		run.Idle[c.Name] = r

@@ -15,16 +15,27 @@ import (
 )
 
 type runResult struct {
-	Started   time.Time
-	Finished  time.Time
-	Opts      *options `json:"-"`
-	Configs   []configs.Config
-	Ready     map[string]serve.Ready
-	StartErr  map[string]string       `json:",omitempty"`
-	TP        map[string]*tpAgg       `json:",omitempty"`
-	Churn     map[string]*churnResult `json:",omitempty"`
-	Idle      map[string]*idleResult  `json:",omitempty"`
-	LoadgenGo string
+	Started  time.Time
+	Finished time.Time
+	Opts     *options `json:"-"`
+	Configs  []configs.Config
+	Ready    map[string]serve.Ready
+	StartErr map[string]string       `json:",omitempty"`
+	TP       map[string]*tpAgg       `json:",omitempty"`
+	Churn    map[string]*churnResult `json:",omitempty"`
+	Idle     map[string]*idleResult  `json:",omitempty"`
+	// Progress is keyed name@own / name@shared.
+	Progress      map[string]*tpAgg `json:",omitempty"`
+	ProgressNotes map[string]string `json:",omitempty"`
+	LoadgenGo     string
+}
+
+// noteReady keeps the first ready line of a configuration (the throughput
+// phase's, when it ran), for the configuration table.
+func (r *runResult) noteReady(name string, rd serve.Ready) {
+	if _, ok := r.Ready[name]; !ok {
+		r.Ready[name] = rd
+	}
 }
 
 func (r *runResult) setStartError(name string, err error) {
@@ -43,7 +54,14 @@ func (r *runResult) failed(name string) (bool, string) {
 	var reasons []string
 	for k, a := range r.TP {
 		if strings.HasPrefix(k, name+"@") && a.Fail.total() > 0 {
-			reasons = append(reasons, fmt.Sprintf("tools/call c=%s: %s", strings.TrimPrefix(k, name+"@"), firstOf(&a.Fail)))
+			reasons = append(reasons, fmt.Sprintf("tools/call c=%s: %d of %d calls wrong, first: %s", strings.TrimPrefix(k, name+"@"),
+				a.Fail.total(), uint64(a.Fail.total())+a.OK, firstOf(&a.Fail)))
+		}
+	}
+	for _, v := range []string{progressOwn, progressShared} {
+		if a := r.Progress[name+"@"+v]; a != nil && a.Fail.total() > 0 {
+			reasons = append(reasons, fmt.Sprintf("progress (%s): %d of %d calls wrong, first: %s", variantLabel(v),
+				a.Fail.total(), uint64(a.Fail.total())+a.OK, firstOf(&a.Fail)))
 		}
 	}
 	if c := r.Churn[name]; c != nil && c.Fail.total() > 0 {
@@ -56,7 +74,7 @@ func (r *runResult) failed(name string) (bool, string) {
 	if len(reasons) == 0 {
 		return false, ""
 	}
-	return true, reasons[0]
+	return true, strings.Join(reasons, "; ")
 }
 
 func (r *runResult) anyFailed() bool {
@@ -77,7 +95,7 @@ func firstOf(f *failures) string {
 	if len(kinds) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d failed (%s)", f.total(), f.First[kinds[0]])
+	return f.First[kinds[0]]
 }
 
 func (r *runResult) ready(name string) *serve.Ready {
@@ -285,7 +303,8 @@ func renderResults(r *runResult) string {
 					continue
 				}
 				if a.Fail.total() > 0 {
-					p("| %s | **FAILED** | | | | | | | | %s | %d (+%d failed) |\n", c.Name, mdEscape(firstOf(&a.Fail)), a.OK, a.Fail.total())
+					p("| %s | **FAILED**: %d of %d calls wrong, first: %s | | | | | | | | | |\n", c.Name, a.Fail.total(),
+						uint64(a.Fail.total())+a.OK, mdEscape(firstOf(&a.Fail)))
 					continue
 				}
 				cpu := a.perReq(float64(a.CPUNS)) / 1000
@@ -302,6 +321,56 @@ func renderResults(r *runResult) string {
 			}
 			p("\n")
 		}
+	}
+
+	// Progress.
+	if len(r.Progress) > 0 {
+		p("## Progress streaming\n\n")
+		p("A tool `progress` sends %d `notifications/progress` for the call's `progressToken`, then the same echo result. "+
+			"The call must be answered as an event stream holding exactly those notifications, in increasing order, for this "+
+			"call's token and no other, then the result. %d connections, %d interleaved round%s; every server runs in a fresh process. "+
+			"First every connection has its own session; then (stateful configurations) connections share sessions two by two, "+
+			"so two calls of one session are in flight at once and each call's notifications must still reach its own stream.\n\n",
+			serve.ProgressSteps, o.progressConns, o.progressRounds, plural(o.progressRounds))
+		p("| configuration | req/s | p50 | p99 | server CPU/req | allocs/req | bytes/req | checked OK | two connections per session |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, c := range r.Configs {
+			if c.Name == configs.Bare {
+				continue
+			}
+			a := r.Progress[c.Name+"@"+progressOwn]
+			if a == nil {
+				p("| %s | %s | | | | | | | |\n", c.Name, notRun(c))
+				continue
+			}
+			shared := "n/a (no sessions)"
+			if sh := r.Progress[c.Name+"@"+progressShared]; sh != nil {
+				if f := sh.Fail.total(); f > 0 {
+					shared = fmt.Sprintf("**FAILED**: %d of %d calls wrong, first: %s", f, uint64(f)+sh.OK, mdEscape(firstOf(&sh.Fail)))
+				} else {
+					shared = fmt.Sprintf("ok, %d calls checked, %.0f req/s", sh.OK, sh.medianRPS())
+				}
+			}
+			if f := a.Fail.total(); f > 0 {
+				p("| %s | **FAILED**: %d of %d calls wrong, first: %s | | | | | | | %s |\n", c.Name, f, uint64(f)+a.OK, mdEscape(firstOf(&a.Fail)), shared)
+				continue
+			}
+			p("| %s | %.0f | %s | %s | %.1f µs | %.0f | %s | %d | %s |\n", c.Name, a.medianRPS(),
+				dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)), a.perReq(float64(a.CPUNS))/1000,
+				a.perReq(float64(a.Allocs)), bytesStr(a.perReq(float64(a.Bytes))), a.OK, shared)
+		}
+		p("\nHow each server is set up for this workload, where it differs from the table above:")
+		differs := false
+		for _, c := range r.Configs {
+			if n, ok := r.ProgressNotes[c.Name]; ok && r.ready(c.Name) != nil && n != r.ready(c.Name).Notes {
+				p(" %s: %s;", c.Name, mdEscape(n))
+				differs = true
+			}
+		}
+		if !differs {
+			p(" no difference.")
+		}
+		p("\n\n")
 	}
 
 	// Churn.
@@ -368,16 +437,23 @@ func renderResults(r *runResult) string {
 		p("\n")
 	}
 
-	p("## Not measured yet\n\n")
+	p("## Not measured\n\n")
+	var missing []string
 	for _, c := range r.Configs {
 		if isPending(c) {
-			p("- `%s`: %s.\n", c.Name, c.Pending)
+			missing = append(missing, fmt.Sprintf("`%s`: %s.", c.Name, c.Pending))
 		}
 	}
-	p("- Progress-streaming calls (a tool that emits `notifications/progress` before its result, answered as an event stream): " +
-		"waits for the saguaro configurations.\n")
-	if !o.workloads["throughput"] || !o.workloads["churn"] || !o.workloads["idle"] {
-		p("- Workloads left out of this run by `-workloads`.\n")
+	for _, w := range []string{"throughput", "progress", "churn", "idle"} {
+		if !o.workloads[w] {
+			missing = append(missing, fmt.Sprintf("The %s workload, left out of this run by `-workloads`.", w))
+		}
+	}
+	if len(missing) == 0 {
+		missing = append(missing, "Nothing left out: every configuration ran every workload that applies to it.")
+	}
+	for _, m := range missing {
+		p("- %s\n", m)
 	}
 	p("\n## Method\n\n")
 	p("- One load generator process (`bench/cmd/loadgen`) drives every server process. Slices are interleaved: in each round, every " +
@@ -472,4 +548,11 @@ func loadgenCPU(r *runResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+func variantLabel(v string) string {
+	if v == progressShared {
+		return "two connections per session"
+	}
+	return "own session per connection"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/saguaro-go/saguaro/bench/internal/check"
 	"github.com/saguaro-go/saguaro/bench/internal/hist"
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
+	"github.com/saguaro-go/saguaro/bench/internal/serve"
 )
 
 // maxCallsPerSlice bounds every worker loop in count, whatever the clock
@@ -76,11 +77,28 @@ type sliceResult struct {
 	SelfCPUNS int64
 }
 
-// runSlice drives one server with conns connections: connect (and
+// sliceSpec says what one slice sends.
+type sliceSpec struct {
+	Conns int
+	// Progress calls the "progress" tool with a progressToken and checks
+	// the streamed notifications, instead of "echo".
+	Progress bool
+	// Share makes connections share sessions two by two (stateful
+	// configurations only), so two calls of one session are in flight at
+	// once: each call's notifications must still reach its own stream.
+	Share bool
+}
+
+// runSlice drives one server with spec.Conns connections: connect (and
 // initialize, when stateful), warm up, read the probe, measure for
 // measure, read the probe again, stop, end the sessions.
-func runSlice(s *server, conns int, warmup, measure, timeout time.Duration) *sliceResult {
+//
+// A failed check is counted and the connection goes on (its response was
+// read in full); a transport error ends the connection.
+func runSlice(s *server, spec sliceSpec, warmup, measure, timeout time.Duration) *sliceResult {
 	res := &sliceResult{}
+	conns := spec.Conns
+	share := spec.Share && s.cfg.Stateful
 	var (
 		recording atomic.Bool
 		stop      atomic.Bool
@@ -89,6 +107,13 @@ func runSlice(s *server, conns int, warmup, measure, timeout time.Duration) *sli
 		okCount   atomic.Uint64
 		hmu       sync.Mutex
 	)
+	// With share, worker 2k owns the session and 2k+1 borrows it.
+	pairSession := make([]chan string, (conns+1)/2)
+	pairDone := make([]chan struct{}, (conns+1)/2)
+	for i := range pairSession {
+		pairSession[i] = make(chan string, 1)
+		pairDone[i] = make(chan struct{})
+	}
 	start := make(chan struct{})
 	ready.Add(conns)
 	done.Add(conns)
@@ -103,9 +128,29 @@ func runSlice(s *server, conns int, warmup, measure, timeout time.Duration) *sli
 				hmu.Unlock()
 				okCount.Add(ok)
 			}()
+			borrower := share && w%2 == 1 // with an odd count, the last owner is alone
 			c, err := dial(s.ep, timeout)
-			if err == nil && s.cfg.Stateful {
-				err = c.initialize(1, true)
+			switch {
+			case err != nil:
+			case borrower:
+				select {
+				case sid := <-pairSession[w/2]:
+					if sid == "" {
+						err = fmt.Errorf("setup: the session owner failed")
+					}
+					c.session = sid
+				case <-time.After(timeout):
+					err = fmt.Errorf("setup: no session from the owner")
+				}
+			case s.cfg.Stateful:
+				err = c.initialize(int64(w)<<32+1, true)
+			}
+			if share && !borrower {
+				sid := ""
+				if err == nil {
+					sid = c.session
+				}
+				pairSession[w/2] <- sid // buffered: never blocks
 			}
 			ready.Done()
 			if err != nil {
@@ -113,22 +158,48 @@ func runSlice(s *server, conns int, warmup, measure, timeout time.Duration) *sli
 				if c != nil {
 					c.Close()
 				}
+				if borrower {
+					close(pairDone[w/2])
+				}
 				return
 			}
 			defer c.Close()
-			defer c.endSession()
+			if borrower {
+				defer func() { c.session = ""; close(pairDone[w/2]) }()
+			} else {
+				defer c.endSession()
+				if share && w+1 < conns {
+					// DELETE only once the borrower has stopped calling.
+					defer func() {
+						select {
+						case <-pairDone[w/2]:
+						case <-time.After(timeout):
+						}
+					}()
+				}
+			}
 			<-start
-			var text []byte
+			var text, token []byte
+			base := int64(w) << 32
 			for seq := int64(2); seq < maxCallsPerSlice && !stop.Load(); seq++ {
 				text = echoText(text, w, seq)
 				t0 := time.Now()
-				err := c.call(seq, string(text))
+				if spec.Progress {
+					token = append(append(token[:0], 'p'), text...)
+					err = c.callProgress(base+seq, string(text), string(token), serve.ProgressSteps)
+				} else {
+					err = c.call(base+seq, string(text))
+				}
 				lat := time.Since(t0)
 				if err != nil {
-					if !stop.Load() || check.Kind(err) != "transport" {
-						res.Fail.add(err)
+					if check.Kind(err) == "transport" {
+						if !stop.Load() {
+							res.Fail.add(err)
+						}
+						return // the connection's state is unknown
 					}
-					return // the connection's state is unknown; the configuration has failed
+					res.Fail.add(err)
+					continue
 				}
 				if recording.Load() {
 					h.Record(lat)

@@ -15,7 +15,7 @@ import (
 
 // Error is a failed check. Kind groups failures for the report.
 type Error struct {
-	Kind   string // "status", "media-type", "json", "jsonrpc-error", "id", "result", "echo", "session"
+	Kind   string // "status", "media-type", "json", "jsonrpc-error", "id", "result", "echo", "session", "progress", "crosstalk"
 	Detail string
 }
 
@@ -51,6 +51,7 @@ type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   *rpcError       `json:"error"`
 }
@@ -69,28 +70,52 @@ type initResult struct {
 	Capabilities    json.RawMessage `json:"capabilities"`
 }
 
-// message finds the JSON-RPC response with the given id in the body, which
-// is either one JSON object (application/json) or an event stream whose
-// events carry JSON-RPC messages (text/event-stream); notifications and
-// requests that come before the response on a stream are skipped.
-func message(r Response, wantID int64) (*envelope, error) {
+// messages splits the body into its JSON-RPC messages: one JSON object
+// (application/json) or the data of each event of an event stream
+// (text/event-stream), in order. It checks the status and media type.
+func messages(r Response) ([][]byte, error) {
 	if r.Status != 200 {
 		return nil, fail("status", "HTTP %d, want 200 (body %q)", r.Status, clip(r.Body))
 	}
-	mt := mediaType(r.ContentType)
-	var datas [][]byte
-	switch mt {
+	switch mediaType(r.ContentType) {
 	case "application/json":
-		datas = [][]byte{r.Body}
+		return [][]byte{r.Body}, nil
 	case "text/event-stream":
-		datas = sseData(r.Body)
+		datas := sseData(r.Body)
 		if len(datas) == 0 {
 			return nil, fail("result", "event stream without data (body %q)", clip(r.Body))
 		}
+		return datas, nil
 	default:
 		return nil, fail("media-type", "Content-Type %q, want application/json or text/event-stream", r.ContentType)
 	}
+}
+
+// response checks that env is the successful response to wantID.
+func response(env *envelope, wantID int64) error {
 	want := strconv.AppendInt(nil, wantID, 10)
+	if env.JSONRPC != "2.0" {
+		return fail("json", "jsonrpc %q, want \"2.0\"", env.JSONRPC)
+	}
+	if !bytes.Equal(bytes.TrimSpace(env.ID), want) {
+		return fail("id", "id %s, want %s", env.ID, want)
+	}
+	if env.Error != nil {
+		return fail("jsonrpc-error", "code %d: %s", env.Error.Code, env.Error.Message)
+	}
+	if len(env.Result) == 0 || string(env.Result) == "null" {
+		return fail("result", "response without result")
+	}
+	return nil
+}
+
+// message finds the JSON-RPC response with the given id in the body;
+// notifications and requests before it on a stream are skipped.
+func message(r Response, wantID int64) (*envelope, error) {
+	datas, err := messages(r)
+	if err != nil {
+		return nil, err
+	}
 	for _, d := range datas {
 		var env envelope
 		if err := json.Unmarshal(d, &env); err != nil {
@@ -99,21 +124,12 @@ func message(r Response, wantID int64) (*envelope, error) {
 		if env.Method != "" { // a notification or request before the response
 			continue
 		}
-		if env.JSONRPC != "2.0" {
-			return nil, fail("json", "jsonrpc %q, want \"2.0\"", env.JSONRPC)
-		}
-		if !bytes.Equal(bytes.TrimSpace(env.ID), want) {
-			return nil, fail("id", "id %s, want %s", env.ID, want)
-		}
-		if env.Error != nil {
-			return nil, fail("jsonrpc-error", "code %d: %s", env.Error.Code, env.Error.Message)
-		}
-		if len(env.Result) == 0 || string(env.Result) == "null" {
-			return nil, fail("result", "response without result")
+		if err := response(&env, wantID); err != nil {
+			return nil, err
 		}
 		return &env, nil
 	}
-	return nil, fail("result", "no response with id %s in the stream", want)
+	return nil, fail("result", "no response with id %d in the stream", wantID)
 }
 
 // Call checks the answer to a tools/call of the echo tool with the given id
@@ -124,6 +140,10 @@ func Call(r Response, wantID int64, text string) error {
 	if err != nil {
 		return err
 	}
+	return echoResult(env, text)
+}
+
+func echoResult(env *envelope, text string) error {
 	var res callResult
 	if err := json.Unmarshal(env.Result, &res); err != nil {
 		return fail("result", "result: %v", err)
@@ -138,6 +158,71 @@ func Call(r Response, wantID int64, text string) error {
 		return fail("echo", "echoed %q, sent %q", clip([]byte(got)), clip([]byte(text)))
 	}
 	return nil
+}
+
+type progressParams struct {
+	ProgressToken json.RawMessage `json:"progressToken"`
+	Progress      float64         `json:"progress"`
+	Total         float64         `json:"total"`
+}
+
+// Progress checks the answer to a tools/call that asked for progress with
+// the string token: an event stream (a JSON answer cannot carry the
+// notifications) holding exactly steps notifications/progress for this
+// token, each with a progress greater than the one before, then the echo
+// result. A progress notification for another token is "crosstalk": it
+// belongs to another request's stream.
+func Progress(r Response, wantID int64, text, token string, steps int) error {
+	if r.Status == 200 && mediaType(r.ContentType) != "text/event-stream" {
+		return fail("media-type", "answered as %q, not an event stream: the progress notifications were dropped", r.ContentType)
+	}
+	datas, err := messages(r)
+	if err != nil {
+		return err
+	}
+	wantTok, _ := json.Marshal(token)
+	var (
+		got  int
+		last float64
+		env  *envelope
+	)
+	for _, d := range datas {
+		var m envelope
+		if err := json.Unmarshal(d, &m); err != nil {
+			return fail("json", "%v in %q", err, clip(d))
+		}
+		if env != nil {
+			return fail("progress", "a message after the response: %q", clip(d))
+		}
+		switch m.Method {
+		case "":
+			if err := response(&m, wantID); err != nil {
+				return err
+			}
+			env = &m
+		case "notifications/progress":
+			var p progressParams
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				return fail("json", "progress params: %v in %q", err, clip(m.Params))
+			}
+			if !bytes.Equal(bytes.TrimSpace(p.ProgressToken), wantTok) {
+				return fail("crosstalk", "progress for token %s on the stream of %s", p.ProgressToken, wantTok)
+			}
+			if got > 0 && p.Progress <= last {
+				return fail("progress", "progress %v after %v: not increasing", p.Progress, last)
+			}
+			got++
+			last = p.Progress
+		default: // other notifications (logging) are allowed
+		}
+	}
+	if env == nil {
+		return fail("result", "no response with id %d in the stream", wantID)
+	}
+	if got != steps {
+		return fail("progress", "%d progress notifications for %s, want %d", got, wantTok, steps)
+	}
+	return echoResult(env, text)
 }
 
 // Initialize checks the answer to an initialize request and returns the

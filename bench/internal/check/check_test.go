@@ -122,3 +122,56 @@ func TestKindOfOtherErrors(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func sse(msgs ...string) Response {
+	var b []byte
+	b = append(b, "id: 0\ndata:\n\n"...) // a priming event
+	for _, m := range msgs {
+		b = append(b, "event: message\ndata: "+m+"\n\n"...)
+	}
+	return Response{Status: 200, ContentType: "text/event-stream", Body: b}
+}
+
+func prog(tok string, p int) string {
+	return `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + tok + `","progress":` + string(rune('0'+p)) + `,"total":3}}`
+}
+
+func TestProgress(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Response
+		kind string
+	}{
+		{"ok", sse(prog("t1", 1), prog("t1", 2), prog("t1", 3), okBody), ""},
+		{"ok with a log notification between", sse(prog("t1", 1),
+			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`,
+			prog("t1", 2), prog("t1", 3), okBody), ""},
+		{"another request's progress", sse(prog("t1", 1), prog("t2", 1), prog("t1", 2), prog("t1", 3), okBody), "crosstalk"},
+		{"a numeric token is not the string sent", sse(
+			`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, okBody), "crosstalk"},
+		{"missing notifications", sse(prog("t1", 1), prog("t1", 2), okBody), "progress"},
+		{"extra notification", sse(prog("t1", 1), prog("t1", 2), prog("t1", 3), prog("t1", 4), okBody), "progress"},
+		{"not increasing", sse(prog("t1", 1), prog("t1", 1), prog("t1", 3), okBody), "progress"},
+		{"progress after the response", sse(prog("t1", 1), prog("t1", 2), okBody, prog("t1", 3)), "progress"},
+		{"answered as JSON, notifications lost", jsonResp(200, okBody), "media-type"},
+		{"wrong echo after good progress", sse(prog("t1", 1), prog("t1", 2), prog("t1", 3),
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"nope"}]}}`), "echo"},
+		{"error after progress", sse(prog("t1", 1), `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"x"}}`), "jsonrpc-error"},
+		{"no response", sse(prog("t1", 1), prog("t1", 2), prog("t1", 3)), "result"},
+		{"bad status", Response{Status: 404, ContentType: "text/event-stream"}, "status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Progress(tt.r, 7, "hello", "t1", 3)
+			if tt.kind == "" {
+				if err != nil {
+					t.Fatalf("Progress: %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || Kind(err) != tt.kind {
+				t.Fatalf("Progress = %v, want a %q failure", err, tt.kind)
+			}
+		})
+	}
+}

@@ -36,6 +36,10 @@ const ReadyPrefix = "BENCH-READY "
 // MCPPath is where every server serves MCP.
 const MCPPath = "/mcp"
 
+// ProgressSteps is how many notifications/progress the "progress" tool
+// sends before its result, when the call carries a progressToken.
+const ProgressSteps = 5
+
 // Options are what a configuration's build function gets from the flags.
 type Options struct {
 	// Mode selects the variant of a library's server (for example
@@ -44,6 +48,11 @@ type Options struct {
 	// IdleTimeout is the session idle timeout / reaper TTL to configure, for
 	// libraries that have one.
 	IdleTimeout time.Duration
+	// Progress asks for a set-up whose calls can carry notifications on
+	// their own response stream (the progress workload). Libraries that
+	// pick the response mode per call ignore it; go-sdk turns
+	// JSONResponse off.
+	Progress bool
 }
 
 // Built is what a build function returns.
@@ -96,10 +105,11 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	admin := flag.String("admin", "127.0.0.1:0", "probe listen address (loopback only)")
 	flag.StringVar(&mode, "mode", mode, "server variant")
 	idle := flag.Duration("idle-timeout", 10*time.Minute, "session idle timeout / reaper TTL")
+	progress := flag.Bool("progress", false, "set up for the progress workload (see Options.Progress)")
 	maxLife := flag.Duration("max-lifetime", 30*time.Minute, "exit after this long whatever happens")
 	flag.Parse()
 
-	b, err := build(Options{Mode: mode, IdleTimeout: *idle})
+	b, err := build(Options{Mode: mode, IdleTimeout: *idle, Progress: *progress})
 	if err != nil {
 		log.Fatalf("build %s: %v", mode, err)
 	}

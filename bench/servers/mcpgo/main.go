@@ -29,6 +29,23 @@ func echo(_ context.Context, _ mcp.CallToolRequest, in echoIn) (*mcp.CallToolRes
 	return mcp.NewToolResultText(in.Text), nil
 }
 
+// progress sends serve.ProgressSteps progress notifications for the call's
+// token (when it has one), then answers like echo.
+func progress(ctx context.Context, req mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, error) {
+	if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+		srv := server.ServerFromContext(ctx)
+		for i := 1; i <= serve.ProgressSteps; i++ {
+			err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+				"progressToken": m.ProgressToken, "progress": i, "total": serve.ProgressSteps,
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return echo(ctx, req, in)
+}
+
 func build(o serve.Options) (serve.Built, error) {
 	s := server.NewMCPServer("bench-mcpgo", "1.0.0",
 		server.WithToolCapabilities(false),
@@ -38,6 +55,10 @@ func build(o serve.Options) (serve.Built, error) {
 		mcp.WithDescription("echo the text back"),
 		mcp.WithInputSchema[echoIn](),
 	), mcp.NewTypedToolHandler(echo))
+	s.AddTool(mcp.NewTool("progress",
+		mcp.WithDescription("report progress, then echo the text back"),
+		mcp.WithInputSchema[echoIn](),
+	), mcp.NewTypedToolHandler(progress))
 
 	var opts []server.StreamableHTTPOption
 	var notes string

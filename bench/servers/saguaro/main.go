@@ -33,9 +33,24 @@ func echo(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolRe
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.Text(in.Text)}}, nil
 }
 
+// progress sends serve.ProgressSteps progress notifications for the call's
+// token (Request.Progress does nothing without one), then answers like
+// echo.
+func progress(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, error) {
+	for i := 1; i <= serve.ProgressSteps; i++ {
+		if err := req.Progress(ctx, float64(i), serve.ProgressSteps, ""); err != nil {
+			return nil, err
+		}
+	}
+	return echo(ctx, req, in)
+}
+
 func build(o serve.Options) (serve.Built, error) {
 	s := mcp.NewServer(mcp.Implementation{Name: "bench-saguaro", Version: "1.0.0"}, nil)
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the text back"}, echo); err != nil {
+		return serve.Built{}, err
+	}
+	if err := mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "report progress, then echo the text back"}, progress); err != nil {
 		return serve.Built{}, err
 	}
 	opts := &mcp.Options{Handler: s}
