@@ -43,6 +43,11 @@ type transport struct {
 // for a body that is not JSON-RPC). See the package documentation for the
 // full table.
 func Controller(opts *Options) http.Handler {
+	return newTransport(opts).handler()
+}
+
+// newTransport checks and completes the options and builds the transport.
+func newTransport(opts *Options) *transport {
 	if opts == nil || opts.Handler == nil {
 		panic("mcp: Controller needs Options with a Handler")
 	}
@@ -71,6 +76,11 @@ func Controller(opts *Options) http.Handler {
 		t.allow = "GET, POST, DELETE"
 		t.sessions = newSessionTable(t, t.opts.Sessions)
 	}
+	return t
+}
+
+// handler serves the transport as a controller.
+func (t *transport) handler() http.Handler {
 	return controller.New(t, &controller.Options{
 		Logger:       t.log,
 		WriteTimeout: t.opts.WriteTimeout,
