@@ -58,6 +58,30 @@ type Options struct {
 	// means everyone is anonymous and sessions are bound to nobody.
 	Identity func(*http.Request) string
 
+	// Authorize decides, per request, whether the caller may make it:
+	// method is the JSON-RPC method and name the tool (tools/call), prompt
+	// (prompts/get) or resource URI (resources/read and subscriptions) it
+	// is about, "" for other methods. nil lets the request through; an
+	// http.Handler writes the refusal instead, in the app's own words,
+	// e.g. a 403 insufficient_scope challenge:
+	//
+	//	Authorize: func(r *http.Request, method, name string) http.Handler {
+	//		if method == "tools/call" && writeTools[name] {
+	//			if err := auth.CheckScopes(r, "tasks:write"); err != nil {
+	//				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { auth.WriteError(w, r, err) })
+	//			}
+	//		}
+	//		return nil
+	//	}
+	//
+	// It runs after the body is decoded and before the call is
+	// dispatched, for requests only (notifications and responses carry no
+	// work to refuse); its verdict ends the request, so an event stream
+	// never starts. In a batch (2025-03-26) every request is asked, and
+	// one refusal refuses the whole batch. nil allows everything the
+	// route's middleware allowed.
+	Authorize func(r *http.Request, method, name string) http.Handler
+
 	// Attrs receives log attributes about each call (method, id, tool,
 	// session, revision, error code), from any goroutine; set it to
 	// middleware.SetAttrs to get them on the request's log line. The keys

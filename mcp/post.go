@@ -103,6 +103,9 @@ func (t *transport) stateless(r *controller.Request, rev Revision, msg *jsonrpc.
 		return errorReply(http.StatusBadRequest, errStrayResp)
 	}
 	t.callAttrs(r.Request, msg, rev)
+	if refused := t.authorize(r.Request, msg); refused != nil {
+		return refused
+	}
 	state, err := t.engine.NewState(ctx, rev)
 	if err != nil {
 		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
@@ -176,6 +179,13 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 	items, derr := t.engine.Decoder().DecodeBatch(body)
 	if derr != nil {
 		return errorReply(http.StatusBadRequest, derr)
+	}
+	for i := range items {
+		// One refused request refuses the batch: a batch has one HTTP
+		// answer, and a partial one would hide the refusal.
+		if refused := t.authorize(r.Request, &items[i].Msg); items[i].Err == nil && refused != nil {
+			return refused
+		}
 	}
 	out := []byte{'['}
 	answered := 0

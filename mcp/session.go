@@ -48,7 +48,25 @@ type SessionOptions struct {
 	// StreamEvents bounds the events each stream keeps for replay; default
 	// 128. A client that falls further behind loses the oldest.
 	StreamEvents int
+	// OnOpen, when set, is called after initialize created a session,
+	// with the request that created it. It runs on the request's
+	// goroutine and must not block.
+	OnOpen func(r *http.Request, id string)
+	// OnClose, when set, is called once when a session ends, with why. It
+	// must not block.
+	OnClose func(id string, reason CloseReason)
 }
+
+// CloseReason says why a session ended.
+type CloseReason string
+
+// The reasons a session ends.
+const (
+	CloseDeleted  CloseReason = "deleted"  // the client sent DELETE
+	CloseIdle     CloseReason = "idle"     // reaped after IdleTimeout
+	CloseShutdown CloseReason = "shutdown" // Endpoint.Shutdown
+	CloseEnded    CloseReason = "ended"    // ended by the server otherwise
+)
 
 func (o *SessionOptions) withDefaults() SessionOptions {
 	c := *o
@@ -171,6 +189,9 @@ func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabi
 	s.mu.Lock()
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
 	s.mu.Unlock()
+	if fn := tab.opts.OnOpen; fn != nil {
+		fn(r, s.id)
+	}
 	return s, true
 }
 
@@ -217,7 +238,7 @@ func (tab *sessionTable) delete(r *controller.Request) controller.Reply {
 	if reply != nil {
 		return reply
 	}
-	s.end()
+	s.endBecause(CloseDeleted)
 	return controller.Status(http.StatusNoContent)
 }
 
@@ -262,13 +283,16 @@ func (s *session) reap() {
 		return
 	}
 	s.mu.Unlock()
-	s.end()
+	s.endBecause(CloseIdle)
 }
 
 // end terminates the session: later requests get 404, its streams end
 // (they monitor done), its calls are cancelled and its pending
 // server→client requests fail.
-func (s *session) end() {
+func (s *session) end() { s.endBecause(CloseEnded) }
+
+// endBecause is end, telling SessionOptions.OnClose why.
+func (s *session) endBecause(reason CloseReason) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -295,6 +319,9 @@ func (s *session) end() {
 		delete(s.tab.m, s.id)
 	}
 	s.tab.mu.Unlock()
+	if fn := s.tab.opts.OnClose; fn != nil {
+		fn(s.id, reason)
+	}
 }
 
 // track registers a call's cancel function under its request id, so

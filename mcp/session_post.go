@@ -78,6 +78,9 @@ func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message
 			jsonrpc.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
 	}
 	t.callAttrs(r.Request, msg, s.revision)
+	if refused := t.authorize(r.Request, msg); refused != nil {
+		return refused
+	}
 	info, known := t.engine.Method(msg.Method)
 	if known && info.Mode == ModeStreaming && msg.Kind == jsonrpc.KindRequest && !t.opts.JSONResponse {
 		return s.streamingCall(r, msg)

@@ -42,8 +42,9 @@ type transport struct {
 // Content-Type, 400 MCP-Protocol-Version), body (413 over the limit, 400
 // for a body that is not JSON-RPC). See the package documentation for the
 // full table.
-func Controller(opts *Options) http.Handler {
-	return newTransport(opts).handler()
+func Controller(opts *Options) *Endpoint {
+	t := newTransport(opts)
+	return &Endpoint{Handler: t.handler(), t: t}
 }
 
 // newTransport checks and completes the options and builds the transport.

@@ -1,0 +1,48 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+)
+
+// Endpoint is the MCP endpoint [Controller] returns: an http.Handler to
+// mount on a router, plus Shutdown.
+type Endpoint struct {
+	http.Handler
+	t *transport
+}
+
+// Shutdown ends every session (SessionOptions.OnClose hears
+// CloseShutdown): their calls are cancelled, their open streams end, and
+// later requests for them get 404. Call it when the server shuts down,
+// before http.Server.Shutdown, so that event streams do not keep the
+// server waiting. The endpoint goes on serving: new sessions may start.
+// ctx bounds nothing today; it is there so that stores that persist
+// sessions can be given time.
+func (e *Endpoint) Shutdown(ctx context.Context) error {
+	tab := e.t.sessions
+	if tab == nil {
+		return nil
+	}
+	tab.mu.RLock()
+	all := make([]*session, 0, len(tab.m))
+	for _, s := range tab.m {
+		all = append(all, s)
+	}
+	tab.mu.RUnlock()
+	for _, s := range all {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.endBecause(CloseShutdown)
+	}
+	return nil
+}
+
+// Sessions returns how many sessions are live (0 without sessions).
+func (e *Endpoint) Sessions() int {
+	if e.t.sessions == nil {
+		return 0
+	}
+	return e.t.sessions.count()
+}
