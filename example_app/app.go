@@ -39,6 +39,7 @@ type app struct {
 	store    *Store
 	verifier *auth.Verifier
 	mcp      *mcp.Server
+	endpoint *mcp.Endpoint
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -57,7 +58,39 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), store: store, verifier: v}
 	store.Observe(a.taskChanged)
 	a.mcp = a.newMCPServer()
+	a.endpoint = mcp.Controller(&mcp.Options{
+		Handler: a.mcp,
+		Sessions: &mcp.SessionOptions{
+			OnOpen: func(_ *http.Request, id string) {
+				a.activity(map[string]any{"kind": "session opened", "session": id})
+			},
+			OnClose: func(id string, why mcp.CloseReason) {
+				a.activity(map[string]any{"kind": "session closed", "session": id, "reason": why})
+			},
+		},
+		Identity:  auth.Identity,
+		Authorize: a.authorizeMCP,
+		Attrs:     middleware.SetAttrs,
+		Logger:    logger,
+	})
 	return a, nil
+}
+
+// writeTools are the tools that change the board: they need tasks:write,
+// the rest of MCP tasks:read.
+var writeTools = map[string]bool{"add_task": true, "complete_task": true, "import_tasks": true}
+
+// authorizeMCP refuses a write tool to a token without tasks:write, with
+// the 403 insufficient_scope challenge the auth package writes, so an MCP
+// client can ask for the scope (step-up authorization).
+func (a *app) authorizeMCP(r *http.Request, method, name string) http.Handler {
+	if method != "tools/call" || !writeTools[name] {
+		return nil
+	}
+	if err := auth.CheckScopes(r, scopeWrite); err != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { auth.WriteError(w, r, err) })
+	}
+	return nil
 }
 
 // Close ends every live subscription and the verifier.
@@ -94,13 +127,7 @@ func (a *app) Handler() http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(a.verifier.Handler)
 		r.Mount("/api", a.apiRoutes())
-		r.With(auth.RequireScopes(scopeRead)).Mount("/mcp", mcp.Controller(&mcp.Options{
-			Handler:  a.mcp,
-			Sessions: &mcp.SessionOptions{},
-			Identity: auth.Identity,
-			Attrs:    middleware.SetAttrs,
-			Logger:   a.logger,
-		}))
+		r.With(auth.RequireScopes(scopeRead)).Mount("/mcp", a.endpoint)
 	})
 	return r
 }

@@ -90,6 +90,9 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
+	// MCP sessions end first (their clients hear 404 and start over), then
+	// every live stream, then the server waits for what is in flight.
+	_ = a.endpoint.Shutdown(context.Background())
 	endStreams()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
