@@ -203,6 +203,7 @@ func main() {
 		run.Configs = append(run.Configs, c)
 	}
 
+	run.LoadStart = loadAvg()
 	if o.workloads["throughput"] {
 		runThroughput(o, run)
 	}
@@ -216,6 +217,7 @@ func main() {
 		runIdlePhase(o, run)
 	}
 	run.Finished = time.Now()
+	run.LoadEnd = loadAvg()
 
 	page := renderResults(run)
 	if err := writeFileAtomic(o.out, []byte(page)); err != nil {

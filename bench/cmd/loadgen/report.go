@@ -28,6 +28,8 @@ type runResult struct {
 	Progress      map[string]*tpAgg `json:",omitempty"`
 	ProgressNotes map[string]string `json:",omitempty"`
 	LoadgenGo     string
+	LoadStart     string
+	LoadEnd       string
 }
 
 // noteReady keeps the first ready line of a configuration (the throughput
@@ -236,6 +238,8 @@ func renderResults(r *runResult) string {
 			deps[k] = v
 		}
 	}
+	p("- Other load on the machine (1-minute load average, /proc/loadavg): %s at the start, %s at the end; "+
+		"a run alone keeps it near 2, so more means other work shared the cores\n", orDash(r.LoadStart), orDash(r.LoadEnd))
 	p("- Go: %s\n", strings.Join(sortedKeys(goVersions), ", "))
 	var libs []string
 	for _, k := range sortedKeysS(deps) {
@@ -359,18 +363,16 @@ func renderResults(r *runResult) string {
 				dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)), a.perReq(float64(a.CPUNS))/1000,
 				a.perReq(float64(a.Allocs)), bytesStr(a.perReq(float64(a.Bytes))), a.OK, shared)
 		}
-		p("\nHow each server is set up for this workload, where it differs from the table above:")
-		differs := false
+		var differs []string
 		for _, c := range r.Configs {
 			if n, ok := r.ProgressNotes[c.Name]; ok && r.ready(c.Name) != nil && n != r.ready(c.Name).Notes {
-				p(" %s: %s;", c.Name, mdEscape(n))
-				differs = true
+				differs = append(differs, fmt.Sprintf("%s: %s", c.Name, mdEscape(n)))
 			}
 		}
-		if !differs {
-			p(" no difference.")
+		if len(differs) == 0 {
+			differs = append(differs, "none")
 		}
-		p("\n\n")
+		p("\nSet-ups that differ from the configuration table for this workload: %s.\n\n", strings.Join(differs, "; "))
 	}
 
 	// Churn.
@@ -463,8 +465,8 @@ func renderResults(r *runResult) string {
 		"reader; latency is from writing the request to having read and checked the whole response (p50/p99 from a log-linear " +
 		"histogram, ~3%% resolution).\n")
 	if lg := loadgenCPU(r); lg != "" {
-		p("- The load generator's own CPU per checked request (user+sys, all its threads): %s. It shares the cores with the "+
-			"servers, so a cheap server's rate is partly bounded by it; the CPU columns are not.\n", lg)
+		p("- The load generator's own CPU per checked request (user+sys, all its threads): %s. A cheap server's rate is "+
+			"partly bounded by it (it shares the cores, or has one core to itself when pinned); the server CPU columns are not.\n", lg)
 	}
 	p("- A configuration with any failed check (wrong status, JSON-RPC error, wrong id or echo, transport error) is reported " +
 		"as FAILED and gets no figures.\n")
@@ -555,4 +557,23 @@ func variantLabel(v string) string {
 		return "two connections per session"
 	}
 	return "own session per connection"
+}
+
+// loadAvg is the 1-minute load average.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
