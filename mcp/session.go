@@ -42,11 +42,15 @@ type SessionOptions struct {
 	Retry time.Duration
 	// ResumeGrace is how long a call whose response stream lost its
 	// client keeps running, waiting for the client to resume the stream
-	// with GET and Last-Event-ID; then its context is cancelled. Default
-	// 10s.
+	// with GET and Last-Event-ID; then its context is cancelled. It is
+	// also how long a finished call's result waits for a client that
+	// lost its stream before the stream is forgotten. Default 10s.
 	ResumeGrace time.Duration
 	// StreamEvents bounds the events each stream keeps for replay; default
-	// 128. A client that falls further behind loses the oldest.
+	// 128 (and 1 MiB). A call whose client is connected but this far
+	// behind waits in Progress or Log until the client reads; a client
+	// that is away, or behind on the session's GET stream, loses the
+	// oldest.
 	StreamEvents int
 	// OnOpen, when set, is called after initialize created a session,
 	// with the request that created it. It runs on the request's

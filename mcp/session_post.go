@@ -222,7 +222,7 @@ func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) con
 	case callDone:
 		return controller.Buffered(http.StatusOK, jsonHeader(), m.body)
 	case streamStarted:
-		return st.streamReply(r, nil)
+		return st.streamReply(r, &connState{st: st, mb: mb, prime: st.primingFrame(0)})
 	}
 	return controller.Status(http.StatusInternalServerError)
 }
@@ -292,8 +292,8 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 // on the call's own stream.
 type streamOutbound struct{ st *stream }
 
-func (o *streamOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
-	if !o.st.emit(jsonrpc.AppendNotification(nil, method, params)) {
+func (o *streamOutbound) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	if !o.st.emitWait(ctx, jsonrpc.AppendNotification(nil, method, params)) {
 		return ErrSessionEnded
 	}
 	return nil

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +19,13 @@ import (
 // replays what the old one missed and continues. One connection at a
 // time.
 //
+// The events themselves never travel through the connection's mailbox:
+// the log is the only queue. A producer appends to it and wakes the
+// connection (one wake message at most is pending), and the connection's
+// loop takes everything after its cursor in one write. A mailbox can
+// therefore never overflow and drop an event, a result or the end of a
+// stream, and a fast producer costs one write per batch, not per event.
+//
 // All fields are guarded by the session's mutex.
 type stream struct {
 	s  *session
@@ -27,12 +35,16 @@ type stream struct {
 	logBytes  int
 	next      int64 // seq of the next event; the first is 1
 	delivered int64 // highest seq pushed to a connection
+	taken     int64 // highest seq the attached connection has taken
 
-	mb      *controller.Mailbox // the attached connection, or nil
-	started bool                // a POST stream: its connection turned into an event stream
-	final   bool                // a POST stream: its response is in the log
-	onIdle  func()              // a POST stream: cancels its call
-	grace   *time.Timer
+	mb         *controller.Mailbox // the attached connection, or nil
+	woken      bool                // a wake is pending in mb
+	room       chan struct{}       // closed when the connection takes events; see emitWait
+	closeRetry time.Duration       // > 0: the connection must close (polling)
+	started    bool                // a POST stream: its connection turned into an event stream
+	final      bool                // a POST stream: its response is in the log
+	onIdle     func()              // a POST stream: cancels its call
+	grace      *time.Timer         // cancels the call, or forgets the finished stream, of an absent client
 }
 
 type streamEvent struct {
@@ -42,13 +54,9 @@ type streamEvent struct {
 
 // Messages a stream connection's loop handles.
 type (
-	frameMsg struct {
-		st    *stream
-		seq   int64
-		frame []byte
-	}
-	streamDone  struct{}                      // the stream's last event was sent: end the response
-	closeConn   struct{ retry time.Duration } // end this connection, keep the stream (polling)
+	// wake tells the loop that its stream has something new: events,
+	// its end, or a request to close the connection.
+	wake        struct{}
 	sessionGone struct{}
 	keepAlive   struct{}
 	// streamStarted tells a POST's Handle that its call emitted
@@ -108,12 +116,43 @@ func (st *stream) primingFrame(after int64) []byte {
 	return frame
 }
 
-// emit appends one message to the stream and sends it to the attached
+// emit appends one message to the stream and wakes the attached
 // connection, starting a POST's event stream if it has not started. It
-// reports false when the session has ended.
+// never blocks (trimLocked says what the log's bounds drop). It reports
+// false when the session has ended.
 func (st *stream) emit(data []byte) bool {
 	s := st.s
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return false
+	}
+	st.emitLocked(data)
+	return true
+}
+
+// emitWait is emit for a call's own notifications: while a connection is
+// attached and the log is full of events it has not taken, it waits for
+// the connection to catch up (a client that reads slowly slows the call
+// down rather than losing its progress), until ctx ends. Without a
+// connection nothing waits and the log keeps the newest events for a
+// resume.
+func (st *stream) emitWait(ctx context.Context, data []byte) bool {
+	s := st.s
+	s.mu.Lock()
+	for !s.ended && st.fullLocked() && ctx.Err() == nil {
+		if st.room == nil {
+			st.room = make(chan struct{})
+		}
+		room := st.room
+		s.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	if s.ended {
 		return false
@@ -127,7 +166,6 @@ func (st *stream) emitLocked(data []byte) {
 		st.started = true
 		if st.mb != nil {
 			_ = st.mb.Send(streamStarted{})
-			_ = st.mb.Send(frameMsg{st: st, frame: st.primingFrame(0)})
 		}
 	}
 	seq := st.next
@@ -135,17 +173,74 @@ func (st *stream) emitLocked(data []byte) {
 	frame := st.eventFrame(seq, data)
 	st.log = append(st.log, streamEvent{seq: seq, frame: frame})
 	st.logBytes += len(frame)
+	st.trimLocked()
+	st.wakeLocked()
+}
+
+// trimLocked drops the oldest events beyond the log's bounds. A POST
+// stream keeps what its attached connection has not taken yet (emitWait
+// holds its producers back instead, so only a result or a server→client
+// request can go past the bound, once each); the GET stream, fed by
+// producers that must not wait, always drops.
+func (st *stream) trimLocked() {
 	max := st.s.tab.opts.StreamEvents
 	for len(st.log) > 1 && (len(st.log) > max || st.logBytes > maxStreamLogBytes) {
+		if st.id != 0 && st.mb != nil && st.log[0].seq > st.taken {
+			return
+		}
 		st.logBytes -= len(st.log[0].frame)
 		st.log[0] = streamEvent{}
 		st.log = st.log[1:]
 	}
-	if st.mb != nil {
-		// Under OverflowDisconnect a full mailbox ends the connection;
-		// the event stays in the log for the client's resume.
-		_ = st.mb.Send(frameMsg{st: st, seq: seq, frame: frame})
+}
+
+// fullLocked reports whether a POST stream's log is full of events its
+// attached connection has not taken.
+func (st *stream) fullLocked() bool {
+	return st.id != 0 && st.mb != nil && st.next-1 > st.taken &&
+		(len(st.log) >= st.s.tab.opts.StreamEvents || st.logBytes >= maxStreamLogBytes)
+}
+
+// wakeLocked tells the attached connection, if any, to look at the
+// stream; at most one wake is pending at a time, so the mailbox never
+// fills.
+func (st *stream) wakeLocked() {
+	if st.mb != nil && !st.woken {
+		st.woken = st.mb.Send(wake{}) == nil
 	}
+}
+
+// take hands the connection c everything after its cursor, as one chunk
+// that starts with c's priming event if it has not been sent. It reports
+// the last seq taken (0 when none), whether the stream's last event is
+// now taken, and the retry of a pending request to close the connection.
+// Events the log dropped before c took them are skipped: the client
+// fell more than StreamEvents behind.
+func (st *stream) take(c *connState) (chunk []byte, last int64, done bool, closeRetry time.Duration) {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.mb != c.mb {
+		return nil, 0, false, 0
+	}
+	st.woken = false
+	chunk, c.prime = c.prime, nil
+	for _, ev := range st.log {
+		if ev.seq > c.cursor {
+			chunk = append(chunk, ev.frame...)
+			last = ev.seq
+		}
+	}
+	if last > 0 {
+		c.cursor = last
+		st.taken = last
+	}
+	if st.room != nil {
+		close(st.room)
+		st.room = nil
+	}
+	closeRetry, st.closeRetry = st.closeRetry, 0
+	return chunk, last, st.final && c.cursor >= st.next-1, closeRetry
 }
 
 // finish records a POST's result: as the stream's last event when the
@@ -165,8 +260,8 @@ func (st *stream) finish(body []byte) {
 	st.final = true
 	st.onIdle = nil
 	st.stopGrace()
-	if st.mb != nil {
-		_ = st.mb.Send(streamDone{})
+	if st.mb == nil {
+		st.forgetLater()
 	}
 }
 
@@ -184,7 +279,9 @@ func (st *stream) closeConnection(retry time.Duration) bool {
 	if retry <= 0 {
 		retry = s.tab.opts.Retry
 	}
-	return st.mb.Send(closeConn{retry: retry}) == nil
+	st.closeRetry = retry
+	st.wakeLocked()
+	return true
 }
 
 // dropLocked forgets a stream that has nothing more to give.
@@ -196,8 +293,8 @@ func (st *stream) dropLocked() {
 
 // detach is called by a connection's loop when it ends. A POST stream
 // whose result is not out yet gives its client ResumeGrace to come back
-// before its call is cancelled; a finished POST stream whose result was
-// delivered is forgotten.
+// before its call is cancelled; a finished POST stream is forgotten at
+// once if its result was delivered, else after ResumeGrace.
 func (st *stream) detach(mb *controller.Mailbox, delivered bool) {
 	s := st.s
 	s.mu.Lock()
@@ -206,6 +303,13 @@ func (st *stream) detach(mb *controller.Mailbox, delivered bool) {
 		return
 	}
 	st.mb = nil
+	st.woken = false
+	st.closeRetry = 0
+	if st.room != nil {
+		// A producer waiting for this connection stops waiting.
+		close(st.room)
+		st.room = nil
+	}
 	if st.id == 0 {
 		return
 	}
@@ -213,16 +317,36 @@ func (st *stream) detach(mb *controller.Mailbox, delivered bool) {
 		st.dropLocked()
 		return
 	}
-	if !st.final && st.onIdle != nil && st.grace == nil && !s.ended {
+	if s.ended || st.grace != nil {
+		return
+	}
+	if st.final {
+		st.forgetLater()
+	} else if st.onIdle != nil {
 		st.grace = time.AfterFunc(s.tab.opts.ResumeGrace, st.graceExpired)
 	}
+}
+
+// forgetLater drops a finished POST stream that nobody is connected to
+// after ResumeGrace, unless a client resumed it by then: a client that
+// never comes back does not leave its result in the session for ever.
+func (st *stream) forgetLater() {
+	st.stopGrace()
+	st.grace = time.AfterFunc(st.s.tab.opts.ResumeGrace, func() {
+		s := st.s
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if st.mb == nil {
+			st.grace = nil
+			st.dropLocked()
+		}
+	})
 }
 
 func (st *stream) graceExpired() {
 	s := st.s
 	s.mu.Lock()
 	if st.mb != nil || st.final {
-		st.grace = nil
 		s.mu.Unlock()
 		return
 	}
@@ -245,34 +369,40 @@ func (st *stream) stopGrace() {
 type connState struct {
 	st *stream
 	mb *controller.Mailbox
-	// lastSeq is the last event pushed; done is set once the stream's
-	// last event went out.
-	lastSeq int64
-	done    bool
+	// prime is the priming event, sent with the first chunk; cursor is
+	// the last seq taken.
+	prime  []byte
+	cursor int64
 }
 
 // handleConn is the loop of every stream connection, POST or GET.
 func handleConn(info any, push controller.Push, c *connState) (*connState, controller.Action) {
-	switch m := info.(type) {
-	case frameMsg:
-		if push(m.frame) == nil && m.seq > 0 {
-			c.lastSeq = m.seq
-			c.st.markDelivered(m.seq)
+	switch info.(type) {
+	case wake:
+		chunk, last, done, retry := c.st.take(c)
+		if len(chunk) > 0 {
+			if push(chunk) != nil {
+				return c, controller.Continue // a Disconnect follows
+			}
+			if last > 0 {
+				c.st.markDelivered(last)
+			}
+		}
+		if done {
+			c.st.detach(c.mb, true)
+			return c, controller.Stop(nil)
+		}
+		if retry > 0 {
+			c.st.detach(c.mb, false)
+			return c, controller.Stop(sse.AppendRetry(nil, retry))
 		}
 	case keepAlive:
 		_ = push(sse.AppendComment(nil, ""))
-	case streamDone:
-		c.done = true
-		c.st.detach(c.mb, true)
-		return c, controller.Stop(nil)
-	case closeConn:
-		c.st.detach(c.mb, false)
-		return c, controller.Stop(sse.AppendRetry(nil, m.retry))
 	case sessionGone:
 		c.st.detach(c.mb, false)
 		return c, controller.Stop(nil)
 	case controller.Disconnect:
-		c.st.detach(c.mb, c.done)
+		c.st.detach(c.mb, false)
 	}
 	return c, controller.Continue
 }
@@ -287,7 +417,7 @@ func (st *stream) markDelivered(seq int64) {
 
 // streamReply turns the connection into the stream's loop: held session,
 // monitored session end, keep-alives.
-func (st *stream) streamReply(r *controller.Request, header http.Header) controller.Reply {
+func (st *stream) streamReply(r *controller.Request, c *connState) controller.Reply {
 	s := st.s
 	mb := r.Mailbox()
 	if s.hold() {
@@ -295,11 +425,9 @@ func (st *stream) streamReply(r *controller.Request, header http.Header) control
 	}
 	mb.Monitor(s.done, sessionGone{})
 	mb.Every(s.tab.opts.KeepAlive, keepAlive{})
-	if header == nil {
-		header = http.Header{}
-	}
+	header := http.Header{}
 	sse.Headers(header)
-	return controller.Loop(http.StatusOK, header, &connState{st: st, mb: mb}, handleConn)
+	return controller.Loop(http.StatusOK, header, c, handleConn)
 }
 
 // parseEventID splits "<stream>-<seq>".
@@ -336,10 +464,9 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	}
 	var st *stream
 	var after int64
-	resume := false
 	if sid, seq, ok := parseEventID(sseLastEventID(r.Request)); ok {
 		if found := s.streams[sid]; found != nil || sid == 0 {
-			st, after, resume = s.streamLocked(sid), seq, true
+			st, after = s.streamLocked(sid), seq
 		}
 	}
 	if st == nil {
@@ -350,17 +477,15 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 		s.mu.Unlock()
 		return errorReply(http.StatusConflict, jsonrpcError(errStreamBusy))
 	}
+	if after > st.next-1 {
+		after = st.next - 1 // an id from the future replays nothing
+	}
 	st.mb = mb
+	st.taken = after
 	st.stopGrace()
-	_ = mb.Send(frameMsg{st: st, frame: st.primingFrame(after)})
-	for _, ev := range st.log {
-		if ev.seq > after {
-			_ = mb.Send(frameMsg{st: st, seq: ev.seq, frame: ev.frame})
-		}
-	}
-	if resume && st.final {
-		_ = mb.Send(streamDone{})
-	}
+	c := &connState{st: st, mb: mb, prime: st.primingFrame(after), cursor: after}
+	st.woken = false
+	st.wakeLocked()
 	s.mu.Unlock()
-	return st.streamReply(r, nil)
+	return st.streamReply(r, c)
 }
