@@ -56,16 +56,16 @@ func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 
 // post serves a POST: one message, or (2025-03-26) a batch.
 func (t *transport) post(r *controller.Request) controller.Reply {
-	rev, bad := checkHeaders(r.Request)
-	if bad != nil {
-		return bad
-	}
 	var sess *session
 	if t.sessions != nil {
 		var reply controller.Reply
 		if sess, reply = t.sessions.lookup(r.Request); reply != nil {
 			return reply
 		}
+	}
+	rev, bad := checkHeaders(r.Request)
+	if bad != nil {
+		return bad
 	}
 	buf, bad := t.readBody(r.Request)
 	if bad != nil {

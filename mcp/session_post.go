@@ -242,9 +242,17 @@ func (s *session) deliver(msg *jsonrpc.Message) {
 	if ch == nil {
 		return
 	}
-	o := outcome{err: msg.Error}
+	// The body's buffer is reused once this POST is answered, and the
+	// waiting call reads the answer after that: keep copies.
+	var o outcome
 	if msg.Kind == jsonrpc.KindResponse {
 		o.result = append(json.RawMessage(nil), msg.Result...)
+	} else if msg.Error != nil {
+		e := *msg.Error
+		if raw, ok := e.Data.(json.RawMessage); ok {
+			e.Data = append(json.RawMessage(nil), raw...)
+		}
+		o.err = &e
 	}
 	ch <- o
 }

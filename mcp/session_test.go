@@ -63,6 +63,14 @@ func TestSessionRequiredAndUnknown(t *testing.T) {
 		readError(t, ts.del(bad), 404, -32600)
 	}
 
+	// The session is checked before the headers.
+	readError(t, ts.post("nope", req("1", "ping", ""), "Accept", "text/plain"), 404, -32600)
+	readError(t, ts.post(sid, req("1", "ping", ""), "Accept", "text/plain"), 406, -32600)
+	readError(t, ts.post("nope", req("1", "ping", ""), "Content-Type", "text/plain"), 404, -32600)
+	readError(t, ts.post(sid, req("1", "ping", ""), "Content-Type", "text/plain"), 415, -32600)
+	readError(t, ts.get(context.Background(), "nope", "Accept", "text/plain"), 404, -32600)
+	readError(t, ts.get(context.Background(), "", "Accept", "text/plain"), 406, -32600)
+
 	// DELETE: 204, then 404 everywhere.
 	readEmpty(t, ts.del(sid), 204)
 	require.Equal(t, 0, ts.sessionCount())
@@ -362,5 +370,38 @@ func TestStatelessLowLevelHandler(t *testing.T) {
 	ts := startServer(t, &Options{Handler: newSlowHandler()})
 	for i := range 3 {
 		require.Equal(t, "0", completion(t, ts.call("", completeBody(fmt.Sprint(i), "x"))))
+	}
+}
+
+// TestDeliverCopiesTheAnswer: a client's answer outlives the POST body it
+// came in (the body's buffer is pooled and reused at once).
+func TestDeliverCopiesTheAnswer(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, &Options{Sessions: &SessionOptions{}})
+	s := ts.session(ts.open("2025-11-25", clientCapsAll))
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"no","data":{"k":"v"}}}`,
+		`{"jsonrpc":"2.0","id":5,"result":{"k":"v"}}`,
+	} {
+		ch := make(chan outcome, 1)
+		s.mu.Lock()
+		s.pending = map[int64]chan outcome{5: ch}
+		s.mu.Unlock()
+		raw := []byte(body)
+		msg, derr := ts.tr.engine.Decoder().Decode(raw)
+		require.Nil(t, derr)
+		s.deliver(&msg)
+		for i := range raw {
+			raw[i] = ' '
+		}
+		o := <-ch
+		if o.err != nil {
+			require.Equal(t, "no", o.err.Message)
+			b, err := json.Marshal(o.err)
+			require.NoError(t, err)
+			require.JSONEq(t, `{"code":1,"message":"no","data":{"k":"v"}}`, string(b))
+		} else {
+			require.JSONEq(t, `{"k":"v"}`, string(o.result))
+		}
 	}
 }

@@ -446,15 +446,18 @@ var errStreamBusy = "Conflict: this stream already has a connection"
 // get serves GET: the session's standalone stream, or the resumption of
 // any of its streams after Last-Event-ID.
 func (tab *sessionTable) get(r *controller.Request) controller.Reply {
+	s, reply := tab.lookup(r.Request)
+	if reply != nil {
+		return reply
+	}
 	if _, stream := accepts(r.Header.Values("Accept")); !stream {
 		return errorReply(http.StatusNotAcceptable, jsonrpcNotAcceptableSSE)
 	}
 	if _, bad := protocolHeader(r.Request); bad != nil {
 		return bad
 	}
-	s, reply := tab.require(r.Request)
-	if reply != nil {
-		return reply
+	if s == nil {
+		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
 	mb := r.Mailbox()
 	s.mu.Lock()
