@@ -77,7 +77,7 @@ func parseFlags() *options {
 	flag.DurationVar(&o.churnWait, "churn-wait", 0, "wait after churn before measuring what is left (default 2*ttl+2s)")
 	flag.IntVar(&o.idleSessions, "idle-sessions", envInt("IDLE_SESSIONS", 0), "idle sessions to open per configuration (default 10000; quick 2000; e.g. 100000, also IDLE_SESSIONS)")
 	flag.IntVar(&o.idleConns, "idle-conns", 16, "connections used to open idle sessions")
-	flag.DurationVar(&o.idleLimit, "idle-limit", 120*time.Second, "time limit for opening the idle sessions")
+	flag.DurationVar(&o.idleLimit, "idle-limit", 0, "time limit for opening the idle sessions per configuration (default 2.4ms per session, at least 60s)")
 	flag.DurationVar(&o.serverIdleTTL, "server-ttl", 10*time.Minute, "session idle timeout given to the servers for throughput and idle sessions")
 	flag.DurationVar(&o.maxRuntime, "max-runtime", 20*time.Minute, "abort the whole run after this long")
 	flag.StringVar(&o.command, "command", "", "the command to print on the results page (the Makefile passes its own)")
@@ -117,6 +117,9 @@ func parseFlags() *options {
 		if o.quick {
 			o.idleSessions = 2000
 		}
+	}
+	if o.idleLimit == 0 {
+		o.idleLimit = max(60*time.Second, time.Duration(o.idleSessions)*2400*time.Microsecond)
 	}
 	if o.out == "" {
 		o.out = "RESULTS.md"

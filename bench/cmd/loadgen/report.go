@@ -430,7 +430,11 @@ func renderResults(r *runResult) string {
 				continue
 			}
 			n := float64(max(x.Sessions, 1))
-			p("| %s | %d | %.0f | %s | %s | %.2f | %s | %d |\n", c.Name, x.Sessions, float64(x.Sessions)/x.Elapsed.Seconds(),
+			opened := fmt.Sprint(x.Sessions)
+			if x.Limited {
+				opened = fmt.Sprintf("%d of %d (the %v time limit stopped it)", x.Sessions, x.Wanted, o.idleLimit)
+			}
+			p("| %s | %s | %.0f | %s | %s | %.2f | %s | %d |\n", c.Name, opened, float64(x.Sessions)/x.Elapsed.Seconds(),
 				bytesStr((float64(x.Held.HeapLive)-float64(x.Base.HeapLive))/n),
 				bytesStr((float64(x.Held.StackBytes)-float64(x.Base.StackBytes))/n),
 				(float64(x.Held.Goroutines)-float64(x.Base.Goroutines))/n,

@@ -95,6 +95,9 @@ type idleResult struct {
 	Held     probe.Snapshot
 	Checked  int
 	Fail     failures
+	// Limited is set when the time limit stopped the opening early; the
+	// figures are then per session actually opened.
+	Limited bool
 }
 
 func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult {
@@ -140,7 +143,7 @@ func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult 
 	res.Elapsed = time.Since(t0)
 	res.Sessions = int(made.Load())
 	if res.Sessions < n && res.Fail.total() == 0 {
-		res.Fail.add(fmt.Errorf("opened %d of %d sessions within %v", res.Sessions, n, limit))
+		res.Limited = true // not wrong, only slow: reported, not failed
 	}
 	time.Sleep(500 * time.Millisecond)
 	if res.Held, err = s.probe(true); err != nil {
