@@ -1,0 +1,29 @@
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestTable(t *testing.T) {
+	if len(All) == 0 || All[0].Name != Bare {
+		t.Fatalf("bare must come first: the ratios are against it")
+	}
+	seen := map[string]bool{}
+	for _, c := range All {
+		if c.Name == "" || c.Library == "" || c.Pkg == "" || c.Mode == "" {
+			t.Errorf("incomplete entry %+v", c)
+		}
+		if seen[c.Name] {
+			t.Errorf("duplicate name %q", c.Name)
+		}
+		seen[c.Name] = true
+		if c.Pending != "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", "..", c.Pkg, "main.go")); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+}
