@@ -67,13 +67,13 @@ func parseFlags() *options {
 	flag.IntVar(&o.progressRounds, "progress-rounds", 0, "interleaved rounds of the progress workload (default 3; quick 1)")
 	flag.StringVar(&only, "only", "", "comma-separated configuration names (default: all built); bare is always kept")
 	flag.IntVar(&o.rounds, "rounds", 0, "interleaved rounds per concurrency (default 5; quick 2)")
-	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 200ms)")
-	flag.DurationVar(&o.slice, "slice", 0, "measured time per slice (default 1.5s; quick 400ms)")
+	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 150ms)")
+	flag.DurationVar(&o.slice, "slice", 0, "measured time per slice (default 1.5s; quick 300ms)")
 	flag.StringVar(&conns, "conns", "1,16,64", "concurrent connections for tools/call throughput")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
-	flag.DurationVar(&o.churnDur, "churn", 0, "session churn duration per configuration (default 5s; quick 2s)")
+	flag.DurationVar(&o.churnDur, "churn", 0, "session churn duration per configuration (default 5s; quick 1.5s)")
 	flag.IntVar(&o.churnConns, "churn-conns", 8, "connections for session churn")
-	flag.DurationVar(&o.churnTTL, "churn-ttl", 2*time.Second, "session idle timeout given to the servers for the churn workload")
+	flag.DurationVar(&o.churnTTL, "churn-ttl", 0, "session idle timeout given to the servers for the churn workload (default 2s; quick 1s)")
 	flag.DurationVar(&o.churnWait, "churn-wait", 0, "wait after churn before measuring what is left (default 2*ttl+2s)")
 	flag.IntVar(&o.idleSessions, "idle-sessions", envInt("IDLE_SESSIONS", 0), "idle sessions to open per configuration (default 10000; quick 2000; e.g. 100000, also IDLE_SESSIONS)")
 	flag.IntVar(&o.idleConns, "idle-conns", 16, "connections used to open idle sessions")
@@ -94,9 +94,10 @@ func parseFlags() *options {
 			}
 		}
 	}
-	def(&o.warmup, 500*time.Millisecond, 200*time.Millisecond)
-	def(&o.slice, 1500*time.Millisecond, 400*time.Millisecond)
-	def(&o.churnDur, 5*time.Second, 2*time.Second)
+	def(&o.warmup, 500*time.Millisecond, 150*time.Millisecond)
+	def(&o.slice, 1500*time.Millisecond, 300*time.Millisecond)
+	def(&o.churnDur, 5*time.Second, 1500*time.Millisecond)
+	def(&o.churnTTL, 2*time.Second, time.Second)
 	if o.churnWait == 0 {
 		o.churnWait = 2*o.churnTTL + 2*time.Second
 	}

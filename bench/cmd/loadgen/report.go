@@ -259,6 +259,15 @@ func renderResults(r *runResult) string {
 	}
 	p("\n")
 
+	// Summary.
+	if sum := summary(r); len(sum) > 0 {
+		p("## Summary\n\n")
+		for _, line := range sum {
+			p("- %s\n", line)
+		}
+		p("\n")
+	}
+
 	// Configurations.
 	p("## Configurations\n\n")
 	p("Each is its own binary and process, listening on 127.0.0.1, serving one typed tool `echo` (`{\"text\": string}`, required, " +
@@ -580,4 +589,39 @@ func orDash(s string) string {
 		return "–"
 	}
 	return s
+}
+
+// summary is one generated line per configuration: its tools/call figures
+// against bare at the middle concurrency, its idle-session cost, and what
+// failed.
+func summary(r *runResult) []string {
+	conns := 0
+	if len(r.Opts.conns) > 0 {
+		conns = r.Opts.conns[len(r.Opts.conns)/2]
+	}
+	base := r.TP[tpKeyString(configs.Bare, conns)]
+	var out []string
+	for _, c := range r.Configs {
+		if c.Name == configs.Bare || isPending(c) {
+			continue
+		}
+		var parts []string
+		if a := r.TP[tpKeyString(c.Name, conns)]; a != nil && a.Fail.total() == 0 && base != nil && base.Fail.total() == 0 && a.OK > 0 && base.OK > 0 {
+			cpu := a.perReq(float64(a.CPUNS))
+			parts = append(parts, fmt.Sprintf("tools/call at %d connections: %s bare's rate, %s bare's server CPU per call (%.0f µs), %s allocated per call",
+				conns, fmtRatio(a.ratioTo(base)), ratio(cpu, base.perReq(float64(base.CPUNS))), cpu/1000, bytesStr(a.perReq(float64(a.Bytes)))))
+		}
+		if x := r.Idle[c.Name]; x != nil && x.Fail.total() == 0 && x.Sessions > 0 {
+			n := float64(x.Sessions)
+			parts = append(parts, fmt.Sprintf("an idle session holds %s of heap and %.2f goroutines",
+				bytesStr((float64(x.Held.HeapLive)-float64(x.Base.HeapLive))/n), (float64(x.Held.Goroutines)-float64(x.Base.Goroutines))/n))
+		}
+		if f, why := r.failed(c.Name); f {
+			parts = append(parts, "**FAILED** "+mdEscape(why))
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("`%s`: %s.", c.Name, strings.Join(parts, "; ")))
+		}
+	}
+	return out
 }
