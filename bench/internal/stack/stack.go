@@ -47,6 +47,8 @@ type Stack struct {
 	Token string
 	// Close stops the verifier.
 	Close func()
+
+	pub *rsa.PublicKey // the verification key, for the split benchmarks
 }
 
 // TokenLifetime is how long the minted token is valid: longer than any run.
@@ -88,5 +90,31 @@ func Wrap(path string, inner http.Handler, logOut io.Writer) (*Stack, error) {
 	r.Use(middleware.RequestLogger(logger, nil))
 	r.Use(chimw.Recoverer)
 	r.With(v.Handler, auth.Required()).Mount(path, inner)
-	return &Stack{Handler: r, Token: signed, Close: func() { _ = v.Close() }}, nil
+	return &Stack{Handler: r, Token: signed, Close: func() { _ = v.Close() }, pub: &key.PublicKey}, nil
+}
+
+// wrapLoggerOnly is the stack without authentication (benchmarks only).
+func wrapLoggerOnly(path string, inner http.Handler, logOut io.Writer) (http.Handler, error) {
+	r := chi.NewRouter()
+	r.Use(chimw.RequestID)
+	r.Use(middleware.RequestLogger(slog.New(slog.NewJSONHandler(logOut, nil)), nil))
+	r.Use(chimw.Recoverer)
+	r.Mount(path, inner)
+	return r, nil
+}
+
+// wrapVerifierOnly is the stack without logging (benchmarks only); it
+// verifies tokens of the key s was built with.
+func wrapVerifierOnly(path string, inner http.Handler, s *Stack) (http.Handler, func(), error) {
+	v, err := auth.NewVerifier(context.Background(), &auth.Options{
+		Resource: Resource,
+		Issuer:   Issuer,
+		Keys:     []auth.Key{auth.RSAKey("RS256", s.pub).WithID("bench")},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	r := chi.NewRouter()
+	r.With(v.Handler, auth.Required()).Mount(path, inner)
+	return r, func() { _ = v.Close() }, nil
 }

@@ -45,3 +45,44 @@ func TestWrap(t *testing.T) {
 		t.Fatal("the token reached the log")
 	}
 }
+
+// BenchmarkStack splits the realistic stack's cost per request: the whole
+// stack, then the logger and the verifier alone, around a handler that
+// does nothing.
+func BenchmarkStack(b *testing.B) {
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })
+	s, err := Wrap("/mcp", inner, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	run := func(b *testing.B, h http.Handler) {
+		b.ReportAllocs()
+		for b.Loop() {
+			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
+			r.Header.Set("Authorization", "Bearer "+s.Token)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != 200 {
+				b.Fatalf("status %d", w.Code)
+			}
+		}
+	}
+	b.Run("whole", func(b *testing.B) { run(b, s.Handler) })
+	b.Run("logger", func(b *testing.B) {
+		logged, err := wrapLoggerOnly("/mcp", inner, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, logged)
+	})
+	b.Run("verifier", func(b *testing.B) {
+		verified, closeFn, err := wrapVerifierOnly("/mcp", inner, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer closeFn()
+		run(b, verified)
+	})
+	b.Run("none", func(b *testing.B) { run(b, inner) })
+}
