@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -134,6 +135,13 @@ func (r *Request) roundTrip(ctx context.Context, method string, params, result a
 		return fmt.Errorf("mcp: %s: %w", method, err)
 	}
 	out, err := r.outbound().Request(ctx, method, raw)
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		// The client refused: that is the handler's trouble to report
+		// (a tool error the model sees), never this call's own protocol
+		// error, so it must not stay a *jsonrpc.Error.
+		return &ClientError{Method: method, Code: je.Code, Message: je.Message}
+	}
 	if err != nil {
 		return err
 	}
@@ -215,8 +223,24 @@ func (r *Request) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 // it by resuming with GET and Last-Event-ID. It reports false, and does
 // nothing, when the call is not being answered as an event stream (a JSON
 // answer, a stateless call, or nothing emitted yet: emit something first,
-// such as a progress notification or a log message).
+// such as a progress notification or a log message), and in sessions of
+// revisions before 2025-11-25, whose clients need not resume streams.
 func (r *Request) CloseStream(retry time.Duration) bool {
 	c, ok := r.outbound().(interface{ CloseStream(time.Duration) bool })
 	return ok && c.CloseStream(retry)
+}
+
+// ClientError is the client's error answer to a server→client request
+// (sampling, elicitation, roots): the user refused, the client failed.
+// A tool that returns it gets a tool error result with its text, as for any
+// other error; it is not passed on as the call's protocol error.
+type ClientError struct {
+	Method  string
+	Code    int
+	Message string
+}
+
+// Error implements error.
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("mcp: the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
 }

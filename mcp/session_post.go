@@ -314,6 +314,11 @@ func (o *streamOutbound) Request(ctx context.Context, method string, params json
 // CloseStream ends the call's current connection without ending its
 // stream; see Request.CloseStream.
 func (o *streamOutbound) CloseStream(retry time.Duration) bool {
+	if o.st.s.revision < Rev20251125 {
+		// Before 2025-11-25 a server should not end a response stream
+		// before the response, and clients need not resume one.
+		return false
+	}
 	return o.st.closeConnection(retry)
 }
 
