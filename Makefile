@@ -2,9 +2,9 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: test fmt-check vet unit tools conformance bench
+.PHONY: test fmt-check vet unit interop tools conformance bench
 
-test: fmt-check vet unit conformance
+test: fmt-check vet unit interop conformance
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -15,6 +15,11 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# The peer SDKs' clients (go-sdk, mcp-go) against the conformance fixture:
+# a module of its own, so the library never depends on them.
+interop:
+	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Node 22 and the pinned conformance suites, installed into .tools/ from the
 # committed lock files in .ci/npm/.

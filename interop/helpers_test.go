@@ -314,17 +314,6 @@ func sseEvents(body string) []sseEvent {
 	return out
 }
 
-// Known saguaro bugs: a test that meets one skips with its text, and
-// only when it sees exactly that symptom; once the library is fixed the
-// test runs on to its assertions by itself.
-const bugOldRevisionStreams = "saguaro bug: SEP-1699 stream behaviour leaks into 2025-03-26 and 2025-06-18 sessions " +
-	"(a priming event with empty data opens every SSE stream, and Request.CloseStream closes the stream before the response); " +
-	"both are 2025-11-25 only"
-
-const bugClientErrorForwarded = "saguaro bug: when the client answers sampling/createMessage with a JSON-RPC error, " +
-	"Request.CreateMessage returns it as a *jsonrpc.Error and tools/call forwards it verbatim as its own JSON-RPC error " +
-	"(go-sdk: code 0, mcp-go: -32603) instead of a tool error result"
-
 // deleteRaw ends a session outside any client and returns the status.
 func deleteRaw(t *testing.T, session, rev string) int {
 	t.Helper()
@@ -341,9 +330,11 @@ func deleteRaw(t *testing.T, session, rev string) int {
 }
 
 // checkPriming looks at the event stream that answered the client's one
-// tools/call: from 2025-11-25 it opens with a priming event (an id and
-// empty data, SEP-1699); before, no event has empty data, since clients
-// of those revisions may parse every data field as JSON.
+// tools/call: it opens with a priming event (an id and empty data,
+// SEP-1699) at every revision. saguaro primes 2025-03-26 and 2025-06-18
+// streams too, on purpose (the conformance suite's polling scenario speaks
+// 2025-03-26 headers on a 2025-11-25 session); this test proves that both
+// peer clients read such a stream at those revisions without trouble.
 func checkPriming(t *testing.T, rec *recorder, rev string) {
 	t.Helper()
 	calls := rec.find("tools/call")
@@ -352,17 +343,10 @@ func checkPriming(t *testing.T, rec *recorder, rev string) {
 	require.GreaterOrEqual(t, len(evs), 4, "a call with progress is answered as an event stream: %q", calls[0].Body.String())
 	last := evs[len(evs)-1]
 	assert.Contains(t, last.Data, `"result"`, "the stream ends with the response")
-	if rev >= "2025-11-25" {
-		assert.NotEmpty(t, evs[0].ID, "priming event without an id")
-		assert.True(t, evs[0].HasData && evs[0].Data == "", "2025-11-25 streams open with a priming event: %+v", evs[0])
-		return
-	}
-	if evs[0].HasData && evs[0].Data == "" {
-		t.Logf("%s stream opens with %+v", rev, evs[0])
-		t.Skip(bugOldRevisionStreams)
-	}
-	for i, e := range evs {
-		assert.NotEmpty(t, e.Data, "event %d (id %q) has empty data on a %s stream", i, e.ID, rev)
+	assert.NotEmpty(t, evs[0].ID, "priming event without an id")
+	assert.True(t, evs[0].HasData && evs[0].Data == "", "%s streams open with a priming event: %+v", rev, evs[0])
+	for i, e := range evs[1:] {
+		assert.NotEmpty(t, e.Data, "event %d (id %q) after the priming event has empty data", i+1, e.ID)
 	}
 }
 

@@ -45,6 +45,7 @@ func newFixture(logger *slog.Logger) *mcp.Server {
 	addTools(srv)
 	addResources(srv)
 	addPrompts(srv)
+	addInteropTools(srv)
 	_ = logger
 	return srv
 }
