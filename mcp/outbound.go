@@ -2,8 +2,8 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
