@@ -18,7 +18,11 @@ unit:
 
 # The peer SDKs' clients (go-sdk, mcp-go) against the conformance fixture:
 # a module of its own, so the library never depends on them.
+# Also the example app end to end (its real binary, the Go SDK client, and
+# its dashboard in headless Chromium, which .ci/chromium.sh installs from
+# Debian's packages where it is missing).
 interop:
+	CHROMIUM="$$(.ci/chromium.sh)"; export CHROMIUM; \
 	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Node 22 and the pinned conformance suites, installed into .tools/ from the
@@ -31,3 +35,9 @@ tools:
 # .ci/conformance-0.1.16-expected-failures.yml.
 conformance:
 	GO=$(GO) .ci/conformance.sh 0.1.16
+
+# The side-by-side benchmarks (bench/, a module of its own): every server
+# configuration as its own process, one load generator; writes
+# bench/RESULTS.md. About 7 minutes; QUICK=1 for about one.
+bench:
+	$(MAKE) -C bench bench
