@@ -86,6 +86,10 @@ func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message
 		return s.streamingCall(r, msg)
 	}
 	reply := s.dispatchSync(r.Request, rev, msg)
+	if reply != nil && reply.Err == errSessionNotFound {
+		// The session ended between lookup and dispatch.
+		return errorReply(http.StatusNotFound, errSessionNotFound)
+	}
 	return t.answer(r.Request, msg, reply)
 }
 

@@ -405,3 +405,25 @@ func TestDeliverCopiesTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionEndedWhileLookedUp: a request that found its session just
+// before the session ended gets 404, like any request for an ended one.
+func TestSessionEndedWhileLookedUp(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, &Options{Sessions: &SessionOptions{}})
+	sid := ts.open("2025-11-25", "{}")
+	s := ts.session(sid)
+	s.end()
+	// Put it back in the table, as a lookup racing with end sees it.
+	ts.tr.sessions.mu.Lock()
+	ts.tr.sessions.m[sid] = s
+	ts.tr.sessions.mu.Unlock()
+	defer func() {
+		ts.tr.sessions.mu.Lock()
+		delete(ts.tr.sessions.m, sid)
+		ts.tr.sessions.mu.Unlock()
+	}()
+	readError(t, ts.post(sid, req("1", "ping", "")), 404, -32600)
+	readError(t, ts.post(sid, toolCall("2", "echo", `{"text":"x"}`)), 404, -32600)
+	readError(t, ts.get(context.Background(), sid), 404, -32600)
+}
