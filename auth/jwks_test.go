@@ -165,7 +165,9 @@ func TestJWKSRotation(t *testing.T) {
 	k := testKeys()
 	newEC := mustEC(t)
 	js := newJWKSServer(t, jwk{"old", "ES256", &k.ec.PublicKey})
-	srv := newApp(t, newVerifier(t, jwksOptions(js, func(o *auth.JWKSOptions) { o.RefreshRateLimit = time.Hour })))
+	o := jwksOptions(js, func(o *auth.JWKSOptions) { o.RefreshRateLimit = time.Hour })
+	o.CacheTTL = -1 // the verified-token cache would keep oldTok good for a minute: see TestTokenCache
+	srv := newApp(t, newVerifier(t, o))
 	oldTok := mint(t, jwt.SigningMethodES256, k.ec, "old", claims())
 	newTok := mint(t, jwt.SigningMethodES256, newEC, "new", claims())
 	assert.Equal(t, 200, get(t, srv, "/mcp", "Bearer "+oldTok).status)

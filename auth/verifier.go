@@ -51,6 +51,19 @@ type Options struct {
 	// malformed before any decoding. Default 8192.
 	MaxTokenBytes int
 
+	// CacheSize bounds the cache of tokens that verified (see CacheTTL);
+	// default 4096, negative turns the cache off.
+	CacheSize int
+
+	// CacheTTL is how long a verified token is trusted without checking
+	// its signature again: a client sends the same token on every request,
+	// and an RS256 or ES256 check costs more than the rest of a typical
+	// request. Default 1 minute; never past the token's exp; negative turns
+	// the cache off. Pitfall: a key removed from the JWKS keeps its tokens
+	// valid for up to CacheTTL; there is no revocation either way, as with
+	// any self-contained token.
+	CacheTTL time.Duration
+
 	// Now replaces time.Now, for tests.
 	Now func() time.Time
 }
@@ -60,6 +73,7 @@ type Options struct {
 // ([Required], [RequireScopes]) where a route needs a token. It is safe for
 // concurrent use. Call [Verifier.Close] when done if it has a JWKS.
 type Verifier struct {
+	cache     *tokenCache
 	keys      []Key
 	jwks      *keySet
 	parser    *jwt.Parser
@@ -156,6 +170,14 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 		popts = append(popts, jwt.WithTimeFunc(o.Now))
 	}
 	v.parser = jwt.NewParser(popts...)
+	size, ttl := o.CacheSize, o.CacheTTL
+	if size == 0 {
+		size = 4096
+	}
+	if ttl == 0 {
+		ttl = time.Minute
+	}
+	v.cache = newTokenCache(size, ttl, o.Now)
 	return v, nil
 }
 
@@ -243,12 +265,24 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	if len(token) > v.maxToken {
 		return nil, fmt.Errorf("%w: token is %d bytes, limit %d", ErrMalformed, len(token), v.maxToken)
 	}
+	var key [32]byte
+	if v.cache != nil {
+		var c *Claims
+		var ok bool
+		if c, key, ok = v.cache.get(token); ok {
+			return c, nil
+		}
+	}
 	var tc tokenClaims
 	_, err := v.parser.ParseWithClaims(token, &tc, v.keyfunc(ctx))
 	if err != nil {
 		return nil, classify(err)
 	}
-	return tc.claims(token), nil
+	c := tc.claims(token)
+	if v.cache != nil {
+		v.cache.put(key, c)
+	}
+	return c, nil
 }
 
 // keyfunc picks the keys that may verify a token: the parser has already

@@ -1,0 +1,71 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"sync"
+	"time"
+)
+
+// tokenCache remembers tokens that verified, so a client that sends the
+// same token on every request pays for the signature check once per
+// CacheTTL instead of every time (an RS256 check costs tens of
+// microseconds, more than the rest of a request). It is keyed by the
+// token's SHA-256, holds at most max entries (evicting an arbitrary one
+// when full), and never keeps an entry past the token's exp.
+type tokenCache struct {
+	mu  sync.Mutex
+	m   map[[sha256.Size]byte]cacheEntry
+	max int
+	ttl time.Duration
+	now func() time.Time
+}
+
+type cacheEntry struct {
+	claims *Claims
+	until  time.Time
+}
+
+func newTokenCache(size int, ttl time.Duration, now func() time.Time) *tokenCache {
+	if size <= 0 || ttl <= 0 {
+		return nil
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &tokenCache{m: make(map[[sha256.Size]byte]cacheEntry, min(size, 1024)), max: size, ttl: ttl, now: now}
+}
+
+// get returns the claims of a token that verified within the TTL and has
+// not expired since.
+func (c *tokenCache) get(token string) (*Claims, [sha256.Size]byte, bool) {
+	key := sha256.Sum256([]byte(token))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok {
+		return nil, key, false
+	}
+	if !c.now().Before(e.until) {
+		delete(c.m, key)
+		return nil, key, false
+	}
+	return e.claims, key, true
+}
+
+// put remembers a verified token until its exp or the TTL, whichever is
+// first.
+func (c *tokenCache) put(key [sha256.Size]byte, claims *Claims) {
+	until := c.now().Add(c.ttl)
+	if !claims.ExpiresAt.IsZero() && claims.ExpiresAt.Before(until) {
+		until = claims.ExpiresAt
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
+		for k := range c.m { // an arbitrary victim: O(1), no bookkeeping
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = cacheEntry{claims: claims, until: until}
+}
