@@ -12,6 +12,10 @@ type ServerCapabilities struct {
 	Logging      *struct{}                  `json:"logging,omitempty"`
 	Completions  *struct{}                  `json:"completions,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	// Extensions (2026-07-28) names the extensions the server offers,
+	// each with its settings object; the engine fills it from what is
+	// enabled (tasks, skills) and sends it to 2026-07-28 clients only.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ToolsCapability advertises tools/list and tools/call.

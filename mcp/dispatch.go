@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 )
@@ -19,6 +21,28 @@ type EngineOptions struct {
 	// captured when the Engine is built: a swallowed panic is worse than
 	// a noisy log.
 	Logger *slog.Logger
+
+	// StateKeys seal the requestState of 2026-07-28 input_required
+	// results (AES-256-GCM): the first key seals, every key opens, so a
+	// key is rotated by putting the new one first and dropping the old
+	// one once StateTTL has passed. Keys should hold 32 random bytes.
+	// nil means one random key per Engine: state then does not survive a
+	// restart or move between replicas, so give every replica the same
+	// keys behind a load balancer.
+	StateKeys [][]byte
+	// StateTTL bounds how long a client may take to answer an
+	// input_required result; default 10 minutes.
+	StateTTL time.Duration
+	// CacheHints sets the caching hint of a cacheable 2026-07-28 method's
+	// results, by method name ("tools/list"); methods not listed get the
+	// zero CacheHint (ttlMs 0, private). See CacheHint.
+	CacheHints map[string]CacheHint
+	// Tasks enables the 2026-07-28 tasks extension
+	// (io.modelcontextprotocol/tasks): tools registered with a
+	// TaskSupport may then run as tasks, and tasks/get, tasks/update and
+	// tasks/cancel are served. nil leaves the extension off: it is not
+	// advertised and every tool runs synchronously.
+	Tasks *TaskOptions
 }
 
 // Engine is the protocol engine: one method table, used by every
@@ -38,9 +62,22 @@ type Engine struct {
 	notifier   ChangeNotifier
 	stateless  bool
 
+	skills    skillLister
+	taskTools taskSupporter
+	params    paramHeaderer
+
 	log     *slog.Logger
 	methods map[string]*MethodInfo
 	decoder *jsonrpc.Decoder
+
+	// 2026-07-28
+	infoOnce     sync.Once
+	serverInfo   json.RawMessage
+	instructions string
+	cache        map[string]CacheHint
+	state        *stateSealer
+	tasks        *taskStore
+	listeners    listenLimits
 }
 
 // NewEngine builds the engine for h, probing once which optional parts h
@@ -63,10 +100,21 @@ func NewEngine(h Handler, opts *EngineOptions) *Engine {
 	if s, ok := h.(StatelessHandler); ok {
 		e.stateless = s.Stateless()
 	}
-	if opts != nil && opts.Logger != nil {
-		e.log = opts.Logger
-	} else {
+	e.skills, _ = h.(skillLister)
+	e.taskTools, _ = h.(taskSupporter)
+	e.params, _ = h.(paramHeaderer)
+	var o EngineOptions
+	if opts != nil {
+		o = *opts
+	}
+	e.log = o.Logger
+	if e.log == nil {
 		e.log = slog.Default()
+	}
+	e.cache = o.CacheHints
+	e.state = newStateSealer(o.StateKeys, o.StateTTL)
+	if o.Tasks != nil {
+		e.tasks = newTaskStore(e, o.Tasks)
 	}
 	var names []string
 	for _, m := range methodTable() {
@@ -124,6 +172,11 @@ type Call struct {
 	LogLevel LogLevel
 	// Outbound is this call's back channel; nil means DiscardOutbound.
 	Outbound Outbound
+	// Identity is who is calling ([Options.Identity]; "" for anonymous).
+	// It binds 2026-07-28 requestState and tasks to their caller.
+	Identity string
+
+	mrtr *mrtrOutbound // 2026-07-28 input_required rounds of this call
 }
 
 // CallOf builds a Call from a decoded request or notification.
@@ -171,6 +224,8 @@ type Reply struct {
 	Err    *jsonrpc.Error
 	State  any
 	Effect Effect
+
+	resultType string // 2026-07-28: "" means complete
 }
 
 // AppendTo appends the JSON-RPC response for this reply to dst (nothing for
@@ -192,6 +247,10 @@ var (
 	errTimeout    = jsonrpc.NewError(jsonrpc.InternalError, "Request timed out")
 	errUnencoded  = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the result could not be encoded")
 	errNotStarted = jsonrpc.NewError(jsonrpc.UnsupportedProtocolVersion, "Unsupported protocol version")
+	// errInputRequired marks (by identity) a handler that asked the
+	// client for input in a 2026-07-28 call; finishModern turns it into
+	// an input_required result.
+	errInputRequired = jsonrpc.NewError(jsonrpc.InternalError, "input required")
 )
 
 func methodNotFound(method string) *jsonrpc.Error {
@@ -223,7 +282,7 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 		return reply
 	}
 	rev := call.Revision.orDefault()
-	if rev == Rev20260728 || rev >= revEnd {
+	if rev >= revEnd {
 		if !isNotification {
 			reply.Err = errNotStarted
 		}
@@ -234,6 +293,16 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 			reply.Err = methodNotFound(call.Method)
 		}
 		return reply
+	}
+	modern := rev == Rev20260728
+	if modern && !isNotification {
+		c := *call
+		call = &c
+		if jerr := e.prepareModern(call); jerr != nil {
+			reply.Err = jerr
+			return reply
+		}
+		defer func() { e.finishModern(call, &reply) }()
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -270,6 +339,10 @@ func (e *Engine) offers(c capability) bool {
 		return e.completion != nil && (e.reporter == nil || rep != nil && rep.Completions != nil)
 	case capLogging:
 		return e.logging != nil && (e.reporter == nil || rep != nil && rep.Logging != nil)
+	case capTasks:
+		return e.tasks != nil && e.tools != nil
+	case capSkills:
+		return e.skills != nil && e.skills.hasSkills() && e.offers(capResources)
 	}
 	return false
 }
@@ -310,6 +383,9 @@ func (e *Engine) Capabilities(rev Revision) ServerCapabilities {
 	if rep != nil && len(rep.Experimental) > 0 {
 		c.Experimental = rep.Experimental
 	}
+	if rev == Rev20260728 {
+		c.Extensions = e.extensions()
+	}
 	return c
 }
 
@@ -323,14 +399,20 @@ func (e *Engine) fill(r *Request, call *Call, rev Revision, meta RequestMeta) {
 func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *jsonrpc.Error {
 	var je *jsonrpc.Error
 	var ir *InputRequiredError
+	var ce *capabilityError
 	switch {
 	case errors.As(err, &je):
 		return je
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownPrompt), errors.Is(err, ErrInvalidParams):
 		return jsonrpc.NewError(jsonrpc.InvalidParams, "Invalid params: "+strings.TrimPrefix(err.Error(), "mcp: "))
 	case errors.As(err, &ir):
+		if call.mrtr != nil {
+			return errInputRequired
+		}
 		e.log.ErrorContext(ctx, "mcp: input_required outside the 2026-07-28 era", slog.String("method", call.Method))
 		return errInternal
+	case call.Revision == Rev20260728 && errors.As(err, &ce):
+		return ce.rpcError()
 	case errors.Is(err, context.Canceled):
 		return errCancelled
 	case errors.Is(err, context.DeadlineExceeded):
@@ -423,8 +505,13 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 	}
 	req := &CallToolRequest{Name: name, Arguments: args}
 	e.fill(&req.Request, call, rev, meta)
+	if rev == Rev20260728 {
+		if r, done := e.taskCall(ctx, call, req, state); done {
+			return r
+		}
+	}
 	res, st, err := e.tools.CallTool(ctx, req, state)
-	if err != nil && !isProtocolError(err) {
+	if err != nil && !isProtocolError(err) && !(rev == Rev20260728 && errors.Is(err, ErrClientCapability)) {
 		res, err = ToolError(err), nil
 	}
 	return e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -503,8 +590,8 @@ func (e *Engine) readResource(ctx context.Context, call *Call, rev Revision, sta
 	})
 }
 
-// resourceNotFound is -32002 with data {uri} in legacy revisions (2026-07-28
-// will use -32602).
+// resourceNotFound is -32002 with data {uri} in legacy revisions, -32602
+// in 2026-07-28.
 func resourceNotFound(rev Revision, uri string) *jsonrpc.Error {
 	code := jsonrpc.ResourceNotFound
 	if !rev.Legacy() {

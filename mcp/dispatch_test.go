@@ -393,11 +393,17 @@ func TestDispatchCompletionTruncates(t *testing.T) {
 	}
 }
 
-func TestDispatchRefuses2026Until(t *testing.T) {
+func TestDispatch2026Envelope(t *testing.T) {
 	e := NewEngine(fullHandler{}, nil)
 	out, _ := roundTrip(t, e, Rev20260728, req("1", "tools/list", ""), nil)
-	if errorOf(t, out) != jsonrpc.UnsupportedProtocolVersion {
-		t.Errorf("got %s", out)
+	for _, want := range []string{`"resultType":"complete"`, `"ttlMs":0`, `"cacheScope":"private"`, `"io.modelcontextprotocol/serverInfo":{"name":"full"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("tools/list lacks %s: %s", want, out)
+		}
+	}
+	out, _ = roundTrip(t, e, Rev20260728, req("2", "ping", ""), nil)
+	if errorOf(t, out) != jsonrpc.MethodNotFound {
+		t.Errorf("ping in 2026-07-28: %s", out)
 	}
 }
 

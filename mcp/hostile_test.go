@@ -168,10 +168,10 @@ func hostileRows() []hostileRow {
 					Requested string   `json:"requested"`
 				}
 				require.NoError(t, json.Unmarshal(m.Error.Data, &data))
-				assert.Equal(t, []string{"2025-11-25", "2025-06-18", "2025-03-26"}, data.Supported)
+				assert.Equal(t, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, data.Supported)
 				assert.Equal(t, "1999-01-01", data.Requested)
 			}},
-		{name: "MCP-Protocol-Version 2026-07-28", body: req("1", "ping", ""), hdr: []string{"MCP-Protocol-Version", "2026-07-28"}, status: 400, code: -32022},
+		{name: "MCP-Protocol-Version 2026-07-28 without _meta", body: req("1", "ping", ""), hdr: []string{"MCP-Protocol-Version", "2026-07-28"}, status: 400, code: -32602},
 
 		{name: "GET stateless", method: http.MethodGet, status: 405, only: "stateless", check: noBodyCheck("POST")},
 		{name: "DELETE stateless", method: http.MethodDelete, status: 405, only: "stateless", check: noBodyCheck("POST")},

@@ -44,6 +44,8 @@ const (
 	capPrompts
 	capCompletions
 	capLogging
+	capTasks  // the tasks extension is enabled
+	capSkills // the handler serves skills
 	// capLater marks methods of the table that this engine does not serve
 	// yet (tasks, server/discover, subscriptions/listen): MethodNotFound.
 	capLater
@@ -91,12 +93,19 @@ func methodTable() []*MethodInfo {
 		{Name: "notifications/progress", Notification: true, Mode: ModeFast, revisions: revsLegacy, run: (*Engine).ignore},
 		{Name: "notifications/roots/list_changed", Notification: true, Mode: ModeStateful, revisions: revsLegacy, run: (*Engine).rootsChanged},
 
-		// Reserved: known to the table, not served by this engine yet.
-		{Name: "tasks/get", Mode: ModeFast, revisions: revsOnly11 | revsOnly26, cap: capLater},
+		// 2026-07-28. subscriptions/listen is served by the transport (a
+		// long-lived stream); its row makes it known to the gates.
+		{Name: "server/discover", Mode: ModeFast, revisions: revsOnly26, run: (*Engine).discover},
+		{Name: "subscriptions/listen", Mode: ModeStreaming, revisions: revsOnly26, run: (*Engine).listenElsewhere},
+		{Name: "tasks/get", Mode: ModeFast, revisions: revsOnly26, cap: capTasks, run: (*Engine).tasksGet},
+		{Name: "tasks/update", Mode: ModeFast, revisions: revsOnly26, cap: capTasks, run: (*Engine).tasksUpdate},
+		{Name: "tasks/cancel", Mode: ModeFast, revisions: revsOnly26, cap: capTasks, run: (*Engine).tasksCancel},
+		{Name: "skills/list", Mode: ModeStateful, revisions: revsOnly26, cap: capSkills, run: (*Engine).listSkills},
+		{Name: "skills/get", Mode: ModeStateful, revisions: revsOnly26, cap: capSkills, run: (*Engine).getSkill},
+
+		// Reserved: known to the table, not served by this engine (the
+		// 2025-11-25 experimental in-core tasks).
 		{Name: "tasks/result", Mode: ModeFast, revisions: revsOnly11, cap: capLater},
 		{Name: "tasks/list", Mode: ModeFast, revisions: revsOnly11, cap: capLater},
-		{Name: "tasks/cancel", Mode: ModeFast, revisions: revsOnly11 | revsOnly26, cap: capLater},
-		{Name: "server/discover", Mode: ModeFast, revisions: revsOnly26, cap: capLater},
-		{Name: "subscriptions/listen", Mode: ModeStreaming, revisions: revsOnly26, cap: capLater},
 	}
 }

@@ -94,6 +94,27 @@ type Options struct {
 
 	// WriteTimeout bounds each write to a client; default 10s.
 	WriteTimeout time.Duration
+
+	// The 2026-07-28 revision (stateless, served on the same endpoint;
+	// see the package documentation).
+
+	// StateKeys seal the requestState of input_required results: the
+	// first key seals, every key opens (rotation: put the new key first,
+	// drop the old one after StateTTL). nil means a random key per
+	// process: state then does not survive a restart or cross replicas.
+	// See EngineOptions.StateKeys.
+	StateKeys [][]byte
+	// StateTTL bounds how long a client may take to answer an
+	// input_required result; default 10 minutes.
+	StateTTL time.Duration
+	// CacheHints sets the caching hints (ttlMs, cacheScope) of cacheable
+	// results by method; default ttlMs 0, private. See CacheHint.
+	CacheHints map[string]CacheHint
+	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks);
+	// nil leaves it off. See TaskOptions and Tool.TaskSupport.
+	Tasks *TaskOptions
+	// Listen bounds subscriptions/listen streams; nil means defaults.
+	Listen *ListenOptions
 }
 
 // Log attribute keys passed to [Options.Attrs]. They are the same strings

@@ -160,11 +160,11 @@ func (r *Request) CreateMessage(ctx context.Context, p *CreateMessageParams) (*C
 	c := r.Client
 	switch {
 	case c == nil || c.Sampling == nil:
-		return nil, fmt.Errorf("sampling: %w", ErrClientCapability)
+		return nil, capErr("sampling")
 	case (len(p.Tools) > 0 || len(p.ToolChoice) > 0) && c.Sampling.Tools == nil:
-		return nil, fmt.Errorf("sampling.tools: %w", ErrClientCapability)
+		return nil, capErr("sampling", "tools")
 	case p.IncludeContext != "" && p.IncludeContext != "none" && c.Sampling.Context == nil:
-		return nil, fmt.Errorf("sampling.context: %w", ErrClientCapability)
+		return nil, capErr("sampling", "context")
 	}
 	var res CreateMessageResult
 	if err := r.roundTrip(ctx, "sampling/createMessage", p, &res); err != nil {
@@ -182,16 +182,16 @@ func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, e
 	c := r.Client
 	rev := r.Revision.orDefault()
 	if c == nil || rev < Rev20250618 {
-		return nil, fmt.Errorf("elicitation: %w", ErrClientCapability)
+		return nil, capErr("elicitation")
 	}
 	switch p.Mode {
 	case "url":
 		if rev < Rev20251125 || !c.Elicitation.url() {
-			return nil, fmt.Errorf("elicitation.url: %w", ErrClientCapability)
+			return nil, capErr("elicitation", "url")
 		}
 	case "", "form":
 		if !c.Elicitation.form() {
-			return nil, fmt.Errorf("elicitation.form: %w", ErrClientCapability)
+			return nil, capErr("elicitation", "form")
 		}
 	default:
 		return nil, fmt.Errorf("mcp: unknown elicitation mode %q", p.Mode)
@@ -207,7 +207,7 @@ func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, e
 // when it did not declare roots.
 func (r *Request) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	if r.Client == nil || r.Client.Roots == nil {
-		return nil, fmt.Errorf("roots: %w", ErrClientCapability)
+		return nil, capErr("roots")
 	}
 	var res ListRootsResult
 	if err := r.roundTrip(ctx, "roots/list", struct{}{}, &res); err != nil {

@@ -56,6 +56,9 @@ func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 
 // post serves a POST: one message, or (2025-03-26) a batch.
 func (t *transport) post(r *controller.Request) controller.Reply {
+	if modernHeader(r.Request) {
+		return t.modernPost(r) // 2026-07-28: modern.go
+	}
 	var sess *session
 	if t.sessions != nil {
 		var reply controller.Reply
@@ -82,6 +85,9 @@ func (t *transport) post(r *controller.Request) controller.Reply {
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
 			jsonrpc.AppendErrorResponse(nil, msg.ID, derr))
+	}
+	if rev == 0 && msg.IsCall() && hasModernMeta(msg.Params) {
+		return t.modernMessage(r, &msg) // modern _meta without its header: modern.go
 	}
 	switch {
 	case sess != nil:

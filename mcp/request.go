@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
@@ -95,6 +96,8 @@ type CallToolRequest struct {
 	Name string
 	// Arguments is the raw arguments object; nil when absent or null.
 	Arguments json.RawMessage
+
+	startTask func() context.Context // set for a deferred task call
 }
 
 // ReadResourceRequest is the request of resources/read.

@@ -28,6 +28,19 @@ type Tool struct {
 	Annotations  *ToolAnnotations
 	Icons        []Icon // 11+
 	Meta         Meta   // 06+
+
+	// TaskSupport lets a 2026-07-28 call of this tool run as a task when
+	// the tasks extension is enabled (Options.Tasks) and the client
+	// declares it: the call is answered at once with a task that the
+	// client polls with tasks/get. TaskRequired refuses a client without
+	// the extension (-32021); TaskOptional runs the tool synchronously
+	// for it, as do legacy sessions.
+	TaskSupport TaskSupport
+	// DeferTask makes a task-capable call start synchronously: the
+	// handler may gather input first (input_required rounds) and turns
+	// the call into a task when it calls CallToolRequest.StartTask. A
+	// handler that returns without calling it answers synchronously.
+	DeferTask bool
 }
 
 // ToolAnnotations are untrusted hints about a tool's behaviour.

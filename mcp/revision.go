@@ -5,13 +5,13 @@ package mcp
 // must assume when a client sends no MCP-Protocol-Version header.
 type Revision uint8
 
-// The revisions this package knows. Rev20260728 is reserved for the
-// stateless era (issue 5): Dispatch refuses it until then.
+// The revisions this package knows. Rev20260728 is the stateless era:
+// no initialize, per-request _meta, served on the same endpoint.
 const (
 	Rev20250326 Revision = iota + 1 // "03": batches, completions, audio
 	Rev20250618                     // "06": elicitation, structured output, titles
 	Rev20251125                     // "11": URL elicitation, icons, tasks, name rules
-	Rev20260728                     // "26": stateless; not served yet
+	Rev20260728                     // "26": stateless, per-request _meta
 	revEnd
 )
 

@@ -43,6 +43,8 @@ type Server struct {
 	snap     atomic.Pointer[snapshot]
 	hooks    map[int]func(Change)
 	nextHook int
+
+	skillSet skillSet
 }
 
 // snapshot is the immutable state readers see.

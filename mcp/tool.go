@@ -25,11 +25,12 @@ type ToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest, in In
 type RawToolFunc func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 
 type toolEntry struct {
-	tool   Tool
-	enc    *[nRevs][]byte
-	input  *compiledSchema
-	output *compiledSchema
-	call   RawToolFunc
+	tool    Tool
+	headers []paramHeader // x-mcp-header annotations
+	enc     *[nRevs][]byte
+	input   *compiledSchema
+	output  *compiledSchema
+	call    RawToolFunc
 }
 
 // argError marks arguments that passed the schema but not decoding into
@@ -158,6 +159,9 @@ func (s *Server) addTool(t *Tool, call RawToolFunc) (*toolEntry, error) {
 		return nil, fmt.Errorf("tool %q input: %w", t.Name, err)
 	}
 	ent.tool.InputSchema = in
+	if ent.headers, err = scanParamHeaders(in); err != nil {
+		return nil, fmt.Errorf("%w: tool %q input: %v", ErrInvalidSchema, t.Name, err)
+	}
 	var out json.RawMessage
 	if t.OutputSchema != nil {
 		if out, err = schemaBytes(t.OutputSchema); err != nil {
@@ -262,4 +266,21 @@ func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, 
 		return &CallToolResult{Content: []Content{Text(msg)}, IsError: true}, state, nil
 	}
 	return nil, state, jsonrpc.NewError(jsonrpc.InvalidParams, msg)
+}
+
+// paramHeaders implements paramHeaderer: the tool's x-mcp-header
+// annotations, checked against Mcp-Param-* headers in 2026-07-28.
+func (s *Server) paramHeaders(tool string) []paramHeader {
+	if ent := s.snap.Load().tools[tool]; ent != nil {
+		return ent.headers
+	}
+	return nil
+}
+
+// toolTaskSupport implements taskSupporter.
+func (s *Server) toolTaskSupport(tool string) (TaskSupport, bool) {
+	if ent := s.snap.Load().tools[tool]; ent != nil {
+		return ent.tool.TaskSupport, ent.tool.DeferTask
+	}
+	return TaskForbidden, false
 }

@@ -60,7 +60,8 @@ func newTransport(opts *Options) *transport {
 	if t.opts.MaxBodyBytes <= 0 {
 		t.opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	t.engine = NewEngine(t.opts.Handler, &EngineOptions{Logger: t.log})
+	t.engine = NewEngine(t.opts.Handler, &EngineOptions{Logger: t.log, StateKeys: t.opts.StateKeys,
+		StateTTL: t.opts.StateTTL, CacheHints: t.opts.CacheHints, Tasks: t.opts.Tasks})
 	t.origins = map[string]bool{}
 	for _, o := range t.opts.AllowedOrigins {
 		if o == "*" {

@@ -46,6 +46,7 @@ func newFixture(logger *slog.Logger) *mcp.Server {
 	addResources(srv)
 	addPrompts(srv)
 	addInteropTools(srv)
+	addModern(srv)
 	_ = logger
 	return srv
 }

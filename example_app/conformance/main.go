@@ -51,6 +51,7 @@ func handler(logger *slog.Logger) http.Handler {
 	r.Mount("/mcp", mcp.Controller(&mcp.Options{
 		Handler:  newFixture(logger),
 		Sessions: &mcp.SessionOptions{IdleTimeout: 5 * time.Minute},
+		Tasks:    &mcp.TaskOptions{PollInterval: 200 * time.Millisecond},
 		Logger:   logger,
 	}))
 	return r

@@ -1,0 +1,257 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// Input-required results (2026-07-28 multi round-trip requests).
+//
+// A handler asks the client for input the same way in both eras:
+// Request.Elicit, CreateMessage or ListRoots. In a legacy session the
+// request goes out on the call's stream and the handler waits. In a
+// 2026-07-28 call of tools/call, prompts/get or resources/read the
+// engine's Outbound answers from the request's inputResponses when it
+// can; otherwise it records the request and returns an
+// *InputRequiredError, which the handler returns like any error. The
+// engine then answers {resultType:"input_required", inputRequests,
+// requestState}: every request the handler made and could not get an
+// answer for, and the answers it did use, sealed (see requeststate.go).
+// The client repeats the call with inputResponses and requestState; the
+// handler runs again from the start and this time its requests are
+// answered. A handler therefore must not do irreversible work before it
+// has all its input, and should ask in the same order each round.
+//
+// To ask for several inputs at once, make the requests and only then
+// return the first error (errors.Join works): each unanswered request
+// becomes one entry of inputRequests.
+
+// mrtrMethods are the methods that may answer input_required.
+var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+type inputKey struct{}
+
+// WithInputKey returns a context that names the server→client request made
+// with it (Request.Elicit, CreateMessage, ListRoots) in a 2026-07-28
+// input_required result: the key under which the client answers in
+// inputResponses. Without a name, requests are keyed "input-1",
+// "input-2", … in the order the handler makes them, which is stable from
+// round to round only when the handler always asks in the same order:
+// name requests that are made concurrently. Legacy sessions ignore keys.
+func WithInputKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, inputKey{}, key)
+}
+
+func inputKeyOf(ctx context.Context) string {
+	k, _ := ctx.Value(inputKey{}).(string)
+	return k
+}
+
+// pendingInput is one unanswered server→client request.
+type pendingInput struct {
+	key    string
+	method string
+	params json.RawMessage
+}
+
+// mrtrOutbound is the Outbound of a 2026-07-28 call that may answer
+// input_required: notifications go to the transport's Outbound, requests
+// are answered from the call's inputResponses or recorded.
+type mrtrOutbound struct {
+	inner   Outbound
+	answers map[string]json.RawMessage
+
+	mu      sync.Mutex
+	seq     int
+	used    map[string]json.RawMessage
+	pending []pendingInput
+}
+
+func (o *mrtrOutbound) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	if o.inner == nil {
+		return nil
+	}
+	return o.inner.Notify(ctx, method, params)
+}
+
+func (o *mrtrOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	key := inputKeyOf(ctx)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	if key == "" {
+		key = "input-" + strconv.Itoa(o.seq)
+	}
+	if a, ok := o.answers[key]; ok {
+		if o.used == nil {
+			o.used = map[string]json.RawMessage{}
+		}
+		o.used[key] = a
+		return a, nil
+	}
+	for _, p := range o.pending {
+		if p.key == key {
+			return nil, &InputRequiredError{Key: key, Method: method, Params: params}
+		}
+	}
+	o.pending = append(o.pending, pendingInput{key: key, method: method, params: append(json.RawMessage(nil), params...)})
+	return nil, &InputRequiredError{Key: key, Method: method, Params: params}
+}
+
+// capabilityError is a server→client request the client did not declare
+// the capability for. It is ErrClientCapability for errors.Is; in a
+// 2026-07-28 call the engine answers it as MissingRequiredClientCapability
+// (-32021) naming the capability.
+type capabilityError struct{ path []string }
+
+func capErr(path ...string) error { return &capabilityError{path: path} }
+
+func (e *capabilityError) Error() string {
+	s := ""
+	for i, p := range e.path {
+		if i > 0 {
+			s += "."
+		}
+		s += p
+	}
+	return s + ": " + ErrClientCapability.Error()
+}
+
+func (e *capabilityError) Unwrap() error { return ErrClientCapability }
+
+// rpcError is -32021 with data.requiredCapabilities, a ClientCapabilities
+// object: ["sampling","tools"] is {"sampling":{"tools":{}}}.
+func (e *capabilityError) rpcError() *jsonrpc.Error {
+	var caps any = map[string]any{}
+	for i := len(e.path) - 1; i >= 0; i-- {
+		caps = map[string]any{e.path[i]: caps}
+	}
+	name := e.Error()
+	return &jsonrpc.Error{Code: jsonrpc.MissingClientCapability,
+		Message: "Missing required client capability: " + name[:len(name)-len(ErrClientCapability.Error())-2],
+		Data:    map[string]any{"requiredCapabilities": caps}}
+}
+
+// prepareModern readies a 2026-07-28 call: for the methods that may
+// answer input_required, it opens requestState and gathers the answers.
+func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
+	if !mrtrMethods[call.Method] {
+		return nil
+	}
+	responses, state, perr := parseInputParams(call.Params)
+	if perr != nil {
+		return perr
+	}
+	answers := map[string]json.RawMessage{}
+	if state != "" {
+		prior, jerr := e.state.open(state, call)
+		if jerr != nil {
+			return jerr
+		}
+		for k, v := range prior {
+			answers[k] = v
+		}
+	}
+	for k, v := range responses {
+		answers[k] = v
+	}
+	o := &mrtrOutbound{inner: call.Outbound, answers: answers}
+	call.Outbound, call.mrtr = o, o
+	return nil
+}
+
+// parseInputParams reads inputResponses (an object of objects) and
+// requestState (a string) from a call's params.
+func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, string, *jsonrpc.Error) {
+	var responses map[string]json.RawMessage
+	var state string
+	err := eachParam(params, func(key, val []byte) *jsonrpc.Error {
+		switch {
+		case jsonrpc.KeyIs(key, "inputResponses"):
+			if val[0] != '{' {
+				return invalidParams(`"inputResponses" must be an object`)
+			}
+			responses = map[string]json.RawMessage{}
+			var perr *jsonrpc.Error
+			_ = jsonrpc.EachMember(val, func(k, v []byte) error {
+				name, ok := jsonrpc.Unquote(k)
+				if !ok || v[0] != '{' {
+					perr = invalidParams(`"inputResponses" values must be result objects`)
+					return errStop
+				}
+				responses[name] = append(json.RawMessage(nil), v...)
+				return nil
+			})
+			return perr
+		case jsonrpc.KeyIs(key, "requestState"):
+			s, ok := jsonrpc.Unquote(val)
+			if !ok {
+				return invalidParams(`"requestState" must be a string`)
+			}
+			state = s
+		}
+		return nil
+	})
+	return responses, state, err
+}
+
+// finishModern completes the reply of a 2026-07-28 call: the
+// input_required result when the handler asked for input, the envelope
+// (resultType, serverInfo, caching hints) on every result.
+func (e *Engine) finishModern(call *Call, r *Reply) {
+	if r.Err == errInputRequired && call.mrtr != nil {
+		res, jerr := e.inputRequiredResult(call)
+		r.Err, r.Result = jerr, nil
+		if jerr == nil {
+			r.Result = e.envelope(call.Method, res, resultInputRequired)
+		}
+		return
+	}
+	if r.Err != nil || r.Result == nil {
+		return
+	}
+	rt := r.resultType
+	if rt == "" {
+		rt = resultComplete
+	}
+	r.Result = e.envelope(call.Method, r.Result, rt)
+}
+
+// inputRequiredResult encodes {inputRequests, requestState}.
+func (e *Engine) inputRequiredResult(call *Call) ([]byte, *jsonrpc.Error) {
+	o := call.mrtr
+	o.mu.Lock()
+	pending := append([]pendingInput(nil), o.pending...)
+	used := o.used
+	o.mu.Unlock()
+	state, err := e.state.seal(call, used)
+	if err != nil {
+		return nil, errInternal
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"inputRequests":{`)
+	for i, p := range pending {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(jsonrpc.AppendString(nil, p.key))
+		b.WriteString(`:{"method":`)
+		b.Write(jsonrpc.AppendString(nil, p.method))
+		b.WriteString(`,"params":`)
+		if len(p.params) == 0 {
+			b.WriteString("{}")
+		} else {
+			b.Write(p.params)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteString(`},"requestState":`)
+	b.Write(jsonrpc.AppendString(nil, state))
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

@@ -1,0 +1,457 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/sse"
+)
+
+// The 2026-07-28 POST path. A POST is modern when its MCP-Protocol-Version
+// header names a revision that is not a legacy one, or when it has no such
+// header but its params carry the modern _meta. It is served statelessly
+// (Mcp-Session-Id and Last-Event-ID are ignored), checked in this order,
+// each failure answered with the request's id:
+//
+//	Accept 406, Content-Type 415, body 413 / 400 (-32700, -32600)
+//	_meta without protocolVersion or clientCapabilities  400 -32602
+//	  (400 -32022 when the header names no servable revision)
+//	MCP-Protocol-Version missing, repeated or ≠ _meta    400 -32020
+//	a revision other than 2026-07-28                    400 -32022 {supported, requested}
+//	Mcp-Method missing or ≠ method                       400 -32020
+//	method unknown, legacy-only or not offered          404 -32601
+//	Mcp-Name, Mcp-Param-* missing, ≠ body, bad value     400 -32020
+//	_meta fields of the wrong type                       400 -32602
+//
+// Then the engine runs the call. Its answer is JSON, or an event stream
+// when the call emits notifications (progress, log messages when the
+// request set _meta logLevel) before its result; a client that closes
+// either cancels the call's context. Errors the engine returns keep HTTP
+// statuses where the revision defines them: -32601 404, -32020/-32021/
+// -32022 400, anything else 200.
+
+// modernHeader reports whether a POST's MCP-Protocol-Version header marks
+// it as modern: present and not a legacy revision.
+func modernHeader(r *http.Request) bool {
+	v := r.Header.Values("Mcp-Protocol-Version")
+	if len(v) == 0 {
+		return false
+	}
+	for _, s := range v {
+		if rev, ok := ParseRevision(strings.Trim(s, " \t")); ok && rev.Legacy() {
+			return false
+		}
+	}
+	return true
+}
+
+// hasModernMeta reports whether params._meta names a protocol version,
+// the mark of a 2026-07-28 request.
+func hasModernMeta(params json.RawMessage) bool {
+	found := false
+	_ = eachParam(params, func(key, val []byte) *jsonrpc.Error {
+		if jsonrpc.KeyIs(key, "_meta") && len(val) > 0 && val[0] == '{' {
+			_ = jsonrpc.EachMember(val, func(k, _ []byte) error {
+				if jsonrpc.KeyIs(k, metaProtocol) {
+					found = true
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return found
+}
+
+// modernErrorReply answers with an HTTP status and a JSON-RPC error that
+// carries the request's id (no id member when it is not known: the
+// 2026-07-28 schema has no null id).
+func modernErrorReply(status int, id jsonrpc.ID, e *jsonrpc.Error) controller.Reply {
+	return controller.Buffered(status, jsonHeader(), appendModernError(nil, id, e))
+}
+
+func appendModernError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) []byte {
+	if !id.IsZero() {
+		return jsonrpc.AppendErrorResponse(dst, id, e)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		b = []byte(`{"code":-32603,"message":"Internal error"}`)
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","error":`...)
+	dst = append(dst, b...)
+	return append(dst, '}')
+}
+
+// modernStatus is the HTTP status of a modern error response.
+func modernStatus(e *jsonrpc.Error) int {
+	switch e.Code {
+	case jsonrpc.MethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.HeaderMismatch, jsonrpc.MissingClientCapability, jsonrpc.UnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// modernPost serves a POST whose header marks it modern.
+func (t *transport) modernPost(r *controller.Request) controller.Reply {
+	json, stream := accepts(r.Header.Values("Accept"))
+	if !json || !stream {
+		return modernErrorReply(http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.InvalidRequest,
+			"Not Acceptable: Accept must list application/json and text/event-stream"))
+	}
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		return modernErrorReply(http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.InvalidRequest,
+			"Unsupported Media Type: Content-Type must be application/json"))
+	}
+	buf, bad := t.readBody(r.Request)
+	if bad != nil {
+		return bad
+	}
+	defer jsonrpc.PutBuffer(buf)
+	body := *buf
+	if jsonrpc.IsBatch(body) {
+		return modernErrorReply(http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.InvalidRequest,
+			"Invalid Request: batches are not part of protocol revision 2026-07-28"))
+	}
+	msg, derr := t.engine.Decoder().Decode(body)
+	if derr != nil {
+		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
+		return modernErrorReply(http.StatusBadRequest, msg.ID, derr)
+	}
+	return t.modernMessage(r, &msg)
+}
+
+// isJSONContent reports whether a Content-Type is application/json.
+func isJSONContent(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// modernCall holds what the checks learnt about a modern request.
+type modernCall struct {
+	client   *ClientCapabilities
+	logLevel LogLevel
+}
+
+// modernMessage serves one decoded modern message. The body behind msg
+// is valid only until it returns.
+func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
+	switch msg.Kind {
+	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		return modernErrorReply(http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.InvalidRequest,
+			"Invalid Request: 2026-07-28 clients do not send responses"))
+	}
+	t.callAttrs(r.Request, msg, Rev20260728)
+	mc, status, jerr := t.checkModern(r.Request, msg)
+	if jerr != nil {
+		t.attrs(r.Context(), slog.Int(AttrErrorCode, jerr.Code))
+		if msg.Kind == jsonrpc.KindNotification {
+			return controller.Buffered(status, jsonHeader(), appendModernError(nil, jsonrpc.ID{}, jerr))
+		}
+		return modernErrorReply(status, msg.ID, jerr)
+	}
+	if msg.Kind == jsonrpc.KindNotification {
+		// 2026-07-28 defines no client notification over HTTP (closing
+		// a stream is the cancellation).
+		return controller.Status(http.StatusAccepted)
+	}
+	if refused := t.authorize(r.Request, msg); refused != nil {
+		return refused
+	}
+	if msg.Method == "subscriptions/listen" {
+		return t.listen(r, msg, mc)
+	}
+	return t.modernCall(r, msg, mc)
+}
+
+// checkModern applies the header, _meta, revision and method checks.
+func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernCall, int, *jsonrpc.Error) {
+	h := r.Header
+	hv, oneVersion := oneHeader(h, "Mcp-Protocol-Version")
+	hv = strings.Trim(hv, " \t")
+
+	// _meta: protocolVersion and clientCapabilities are required.
+	var version string
+	var caps, logLevel json.RawMessage
+	hasVersion := false
+	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
+		if !jsonrpc.KeyIs(key, "_meta") {
+			return nil
+		}
+		if val[0] != '{' {
+			return invalidParams(`"_meta" must be an object`)
+		}
+		var merr *jsonrpc.Error
+		_ = jsonrpc.EachMember(val, func(k, v []byte) error {
+			switch {
+			case jsonrpc.KeyIs(k, metaProtocol):
+				s, ok := jsonrpc.Unquote(v)
+				if !ok {
+					merr = invalidParams(`_meta %q must be a string`, metaProtocol)
+					return errStop
+				}
+				version, hasVersion = s, true
+			case jsonrpc.KeyIs(k, metaClientCaps):
+				caps = v
+			case jsonrpc.KeyIs(k, metaLogLevel):
+				logLevel = v
+			}
+			return nil
+		})
+		return merr
+	})
+	if perr != nil {
+		return nil, http.StatusBadRequest, perr
+	}
+	if !hasVersion || caps == nil {
+		if rev, ok := ParseRevision(hv); oneVersion && (!ok || rev != Rev20260728) && !hasVersion {
+			return nil, http.StatusBadRequest, unsupportedVersion(hv)
+		}
+		field := metaProtocol
+		if hasVersion {
+			field = metaClientCaps
+		}
+		return nil, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.InvalidParams,
+			Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
+	}
+	if !oneVersion {
+		return nil, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
+	}
+	if hv != version {
+		return nil, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
+	}
+	if rev, ok := ParseRevision(version); !ok || rev != Rev20260728 {
+		return nil, http.StatusBadRequest, unsupportedVersion(version)
+	}
+	if msg.Kind == jsonrpc.KindNotification {
+		return &modernCall{}, 0, nil
+	}
+
+	// Mcp-Method, then the method itself.
+	mv, ok := oneHeader(h, "Mcp-Method")
+	if !ok {
+		return nil, http.StatusBadRequest, headerMismatch("Mcp-Method is required, once")
+	}
+	if strings.Trim(mv, " \t") != msg.Method {
+		return nil, http.StatusBadRequest, headerMismatch("Mcp-Method %q does not match the method", mv)
+	}
+	info, known := t.engine.Method(msg.Method)
+	if !known || info.Notification || !info.In(Rev20260728) || !t.engine.offers(info.cap) {
+		return nil, http.StatusNotFound, methodNotFound(msg.Method)
+	}
+
+	// Mcp-Name and Mcp-Param-*.
+	if field := nameField(msg.Method); field != "" {
+		var body string
+		var args []byte
+		hasBody := false
+		_ = eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
+			switch {
+			case jsonrpc.KeyIs(key, field):
+				body, hasBody = jsonrpc.Unquote(val)
+			case jsonrpc.KeyIs(key, "arguments"):
+				args = val
+			}
+			return nil
+		})
+		if hasBody {
+			nv, ok := oneHeader(h, "Mcp-Name")
+			if !ok {
+				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
+			}
+			v, valid := decodeHeaderValue(nv)
+			if !valid {
+				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
+			}
+			if v != body {
+				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
+			}
+			if msg.Method == "tools/call" && t.engine.params != nil {
+				if specs := t.engine.params.paramHeaders(body); len(specs) > 0 {
+					if jerr := checkParamHeaders(h, specs, args); jerr != nil {
+						return nil, http.StatusBadRequest, jerr
+					}
+				}
+			}
+		}
+	}
+
+	mc := &modernCall{logLevel: logOff}
+	mc.client = &ClientCapabilities{}
+	if caps[0] != '{' || json.Unmarshal(caps, mc.client) != nil {
+		return nil, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
+	}
+	if logLevel != nil && !isNull(logLevel) {
+		s, _ := jsonrpc.Unquote(logLevel)
+		l, err := ParseLogLevel(s)
+		if err != nil {
+			return nil, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
+		}
+		mc.logLevel = l
+	}
+	return mc, 0, nil
+}
+
+// logOff is the log threshold of a 2026-07-28 request without _meta
+// logLevel: no log message passes it.
+const logOff LogLevel = 255
+
+// nameField is the params member Mcp-Name mirrors for a method.
+func nameField(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
+	}
+	return ""
+}
+
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion,
+		Message: "Unsupported protocol version: " + strconv.Quote(requested),
+		Data:    map[string]any{"supported": modernRevisions(), "requested": requested}}
+}
+
+// Messages of a modern call's connection.
+type (
+	modernStarted struct{}              // the call emitted: answer with an event stream
+	modernFrame   struct{ data []byte } // one message on the stream
+	modernFinal   struct{ data []byte } // the response, last on the stream
+	modernDone    struct {
+		body   []byte
+		status int
+	} // the response, when nothing came first
+)
+
+// modernOutbound is the back channel of a modern call: notifications go on
+// the call's own response stream, which they start; there are no
+// server→client requests (input_required replaces them).
+type modernOutbound struct {
+	mb      *controller.Mailbox
+	mu      sync.Mutex
+	started bool
+	done    bool
+}
+
+func (o *modernOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
+	frame := jsonrpc.AppendNotification(nil, method, params)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if !o.started {
+		if err := o.mb.Send(modernStarted{}); err != nil {
+			return err
+		}
+		o.started = true
+	}
+	return o.mb.Send(modernFrame{data: frame})
+}
+
+func (o *modernOutbound) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	return DiscardOutbound{}.Request(context.Background(), method, nil)
+}
+
+// finish hands the response to the connection.
+func (o *modernOutbound) finish(body []byte, status int) {
+	o.mu.Lock()
+	o.done = true
+	started := o.started
+	o.mu.Unlock()
+	if started {
+		_ = o.mb.SendContext(context.Background(), modernFinal{data: body})
+		return
+	}
+	_ = o.mb.SendContext(context.Background(), modernDone{body: body, status: status})
+}
+
+// modernCall runs a checked modern request on its own goroutine; the
+// connection waits for its first output.
+func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
+	ctx, cancel := context.WithCancel(r.Context())
+	mb := r.Mailbox()
+	out := &modernOutbound{mb: mb}
+	id := msg.ID
+	call := Call{Method: msg.Method, ID: id, Params: append(json.RawMessage(nil), msg.Params...),
+		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel, Outbound: out}
+	if t.opts.Identity != nil {
+		call.Identity = t.opts.Identity(r.Request)
+	}
+	attrsCtx := r.Context()
+	go func() {
+		defer cancel()
+		var reply Reply
+		state, err := t.engine.NewState(ctx, Rev20260728)
+		if err != nil {
+			t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
+			reply.Err = errInternal
+		} else {
+			reply = t.engine.Dispatch(ctx, &call, state)
+		}
+		status := http.StatusOK
+		if reply.Err != nil {
+			t.attrs(attrsCtx, slog.Int(AttrErrorCode, reply.Err.Code))
+			status = modernStatus(reply.Err)
+			out.finish(appendModernError(nil, id, reply.Err), status)
+			return
+		}
+		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), id), status)
+	}()
+	first, err := mb.Receive(r.Context())
+	if err != nil {
+		cancel() // the client left: closing is cancelling
+		return controller.Status(http.StatusServiceUnavailable)
+	}
+	switch m := first.(type) {
+	case modernDone:
+		return controller.Buffered(m.status, jsonHeader(), m.body)
+	case modernStarted:
+		h := http.Header{}
+		sse.Headers(h)
+		mb.Every(t.keepAlive(), keepAlive{})
+		return controller.Loop(http.StatusOK, h, cancel, handleModernConn)
+	}
+	cancel()
+	return controller.Status(http.StatusInternalServerError)
+}
+
+// handleModernConn is the loop of a modern call's event stream.
+func handleModernConn(info any, push controller.Push, cancel context.CancelFunc) (context.CancelFunc, controller.Action) {
+	switch m := info.(type) {
+	case modernFrame:
+		ev := sse.Event{Data: m.data}
+		frame, _ := ev.AppendTo(nil)
+		_ = push(frame)
+	case modernFinal:
+		ev := sse.Event{Data: m.data}
+		frame, _ := ev.AppendTo(nil)
+		return cancel, controller.Stop(frame)
+	case keepAlive:
+		_ = push(sse.AppendComment(nil, ""))
+	case controller.Disconnect:
+		cancel()
+	}
+	return cancel, controller.Continue
+}
+
+// keepAlive is the keep-alive interval of modern streams.
+func (t *transport) keepAlive() time.Duration {
+	if t.opts.Listen != nil && t.opts.Listen.KeepAlive > 0 {
+		return t.opts.Listen.KeepAlive
+	}
+	return 25 * time.Second
+}

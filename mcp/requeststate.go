@@ -1,0 +1,171 @@
+package mcp
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"time"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// requestState is the opaque state of a 2026-07-28 input_required result.
+// The client holds it and sends it back, so it is attacker-controlled: it
+// is sealed with AES-256-GCM (integrity and confidentiality) and bound to
+// the call that produced it.
+//
+// Token: base64url(version 1 | key id (4) | nonce (12) | ciphertext+tag),
+// the additional data naming the format. Plaintext: JSON
+// {m: method, d: digest of the params, i: digest of the caller's
+// identity, e: expiry (unix seconds), a: the answers used so far}.
+//
+// What is rejected, all as InvalidParams with data.reason: a token that
+// does not open with any key ("tampered"), one past its expiry
+// ("expired"), and one bound to another method, other params (name,
+// arguments, uri) or another caller ("binding") — state cannot be
+// replayed into a different request. A token may be replayed into the
+// same request until it expires (its answers are the client's own): when
+// that matters, make the tool's effect idempotent or keep your own
+// single-use record.
+
+const (
+	stateVersion    = 1
+	defaultStateTTL = 10 * time.Minute
+	stateAAD        = "mcp-request-state/1"
+)
+
+type stateKey struct {
+	id   [4]byte
+	aead cipher.AEAD
+}
+
+type stateSealer struct {
+	keys []stateKey
+	ttl  time.Duration
+	now  func() time.Time
+}
+
+func newStateSealer(keys [][]byte, ttl time.Duration) *stateSealer {
+	if len(keys) == 0 {
+		k := make([]byte, 32)
+		_, _ = rand.Read(k)
+		keys = [][]byte{k}
+	}
+	if ttl <= 0 {
+		ttl = defaultStateTTL
+	}
+	s := &stateSealer{ttl: ttl, now: time.Now}
+	for _, k := range keys {
+		// Any length of key material: SHA-256 gives the AES-256 key and
+		// a separate digest names it.
+		sum := sha256.Sum256(append([]byte("mcp-request-state-key:"), k...))
+		block, err := aes.NewCipher(sum[:])
+		if err != nil {
+			panic("mcp: " + err.Error())
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			panic("mcp: " + err.Error())
+		}
+		id := sha256.Sum256(sum[:])
+		var sk stateKey
+		copy(sk.id[:], id[:4])
+		sk.aead = aead
+		s.keys = append(s.keys, sk)
+	}
+	return s
+}
+
+type statePayload struct {
+	Method   string                     `json:"m"`
+	Digest   []byte                     `json:"d"`
+	Identity []byte                     `json:"i"`
+	Expires  int64                      `json:"e"`
+	Answers  map[string]json.RawMessage `json:"a,omitempty"`
+}
+
+// binding digests what a state is bound to: the call's params without
+// _meta, inputResponses and requestState (canonical JSON, so a client's
+// re-encoding does not matter), and the caller.
+func binding(call *Call) (params, identity []byte) {
+	canon := map[string]any{}
+	_ = eachParam(call.Params, func(key, val []byte) *jsonrpc.Error {
+		k, ok := jsonrpc.Unquote(key)
+		if !ok || k == "_meta" || k == "inputResponses" || k == "requestState" {
+			return nil
+		}
+		d := json.NewDecoder(bytes.NewReader(val))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) == nil {
+			canon[k] = v
+		}
+		return nil
+	})
+	enc, _ := json.Marshal(canon)
+	p := sha256.Sum256(append([]byte(call.Method+"\x00"), enc...))
+	i := sha256.Sum256([]byte("identity\x00" + call.Identity))
+	return p[:16], i[:16]
+}
+
+func (s *stateSealer) seal(call *Call, answers map[string]json.RawMessage) (string, error) {
+	d, id := binding(call)
+	pt, err := json.Marshal(&statePayload{Method: call.Method, Digest: d, Identity: id,
+		Expires: s.now().Add(s.ttl).Unix(), Answers: answers})
+	if err != nil {
+		return "", err
+	}
+	k := s.keys[0]
+	out := make([]byte, 0, 1+4+12+len(pt)+16)
+	out = append(out, stateVersion)
+	out = append(out, k.id[:]...)
+	nonce := make([]byte, k.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	out = append(out, nonce...)
+	out = k.aead.Seal(out, nonce, pt, []byte(stateAAD))
+	return base64.RawURLEncoding.EncodeToString(out), nil
+}
+
+func stateError(reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: requestState " + reason,
+		Data: map[string]string{"reason": "request_state_" + reason}}
+}
+
+// open verifies a state for call and returns its answers.
+func (s *stateSealer) open(token string, call *Call) (map[string]json.RawMessage, *jsonrpc.Error) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < 1+4+12+16 || raw[0] != stateVersion {
+		return nil, stateError("tampered")
+	}
+	var pt []byte
+	opened := false
+	for _, k := range s.keys {
+		if !bytes.Equal(k.id[:], raw[1:5]) {
+			continue
+		}
+		ns := k.aead.NonceSize()
+		if pt, err = k.aead.Open(nil, raw[5:5+ns], raw[5+ns:], []byte(stateAAD)); err == nil {
+			opened = true
+			break
+		}
+	}
+	if !opened {
+		return nil, stateError("tampered")
+	}
+	var p statePayload
+	if json.Unmarshal(pt, &p) != nil {
+		return nil, stateError("tampered")
+	}
+	if s.now().Unix() > p.Expires {
+		return nil, stateError("expired")
+	}
+	d, id := binding(call)
+	if p.Method != call.Method || !bytes.Equal(p.Digest, d) || !bytes.Equal(p.Identity, id) {
+		return nil, stateError("binding")
+	}
+	return p.Answers, nil
+}
