@@ -569,33 +569,3 @@ func hasGoSDKTool(t *testing.T, g *goSDKClient, name string) bool {
 	require.NoError(t, err)
 	return slices.ContainsFunc(res.Tools, func(tool *gomcp.Tool) bool { return tool.Name == name })
 }
-
-// TestGoSDKUnpinned connects the go-sdk client with no protocol version: it
-// probes 2026-07-28 with server/discover first, the server (legacy only)
-// refuses it with -32022 and its supported versions, and the client falls
-// back to initialize at 2025-11-25.
-func TestGoSDKUnpinned(t *testing.T) {
-	g := connectGoSDK(t, "", goSDKOptions{})
-	log := g.rec.exchanges()
-	for _, ex := range log {
-		t.Logf("%s %s protocolVersion=%q header=%q session=%t -> %d", ex.HTTPMethod, ex.RPCMethod, ex.RPCVersion, ex.Header, ex.Session != "", ex.Status)
-	}
-	require.GreaterOrEqual(t, len(log), 2)
-	assert.Equal(t, "server/discover", log[0].RPCMethod)
-	assert.Equal(t, "2026-07-28", log[0].Header)
-	assert.Equal(t, http.StatusBadRequest, log[0].Status)
-	inits := g.rec.find("initialize")
-	require.Len(t, inits, 1)
-	assert.Equal(t, "2025-11-25", inits[0].RPCVersion)
-	assert.Equal(t, "2025-11-25", g.cs.InitializeResult().ProtocolVersion)
-	require.NotEmpty(t, g.cs.ID())
-
-	res, err := g.cs.CallTool(ctxFor(t), &gomcp.CallToolParams{Name: "test_simple_text"})
-	require.NoError(t, err)
-	assert.Equal(t, simpleText, goSDKText(t, res))
-	for _, ex := range g.rec.exchanges()[2:] {
-		if ex.HTTPMethod == http.MethodPost && !strings.HasPrefix(ex.RPCMethod, "server/") {
-			assert.Equal(t, "2025-11-25", ex.Header, "%s after the fallback", ex.RPCMethod)
-		}
-	}
-}

@@ -635,26 +635,3 @@ func TestMCPGoSessionGone(t *testing.T) {
 		})
 	}
 }
-
-// TestMCPGoUnpinned connects the mcp-go client with no protocol version:
-// it probes 2026-07-28 with server/discover, the legacy-only server
-// refuses with -32022, and the client falls back to initialize.
-func TestMCPGoUnpinned(t *testing.T) {
-	g := connectMCPGo(t, "", mcpGoOptions{})
-	log := g.rec.exchanges()
-	for _, ex := range log {
-		t.Logf("%s %s protocolVersion=%q header=%q session=%t -> %d", ex.HTTPMethod, ex.RPCMethod, ex.RPCVersion, ex.Header, ex.Session != "", ex.Status)
-	}
-	require.GreaterOrEqual(t, len(log), 2)
-	assert.Equal(t, "server/discover", log[0].RPCMethod)
-	assert.Equal(t, http.StatusBadRequest, log[0].Status)
-	inits := g.rec.find("initialize")
-	require.Len(t, inits, 1)
-	assert.Equal(t, "2025-11-25", inits[0].RPCVersion)
-	assert.Equal(t, "2025-11-25", g.init.ProtocolVersion)
-	require.NotEmpty(t, g.c.GetSessionId())
-
-	res, err := callMCPGo(ctxFor(t), g, "test_simple_text", nil)
-	require.NoError(t, err)
-	assert.Equal(t, simpleText, mcpGoText(t, res))
-}

@@ -143,12 +143,12 @@ func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
 	if !mrtrMethods[call.Method] {
 		return nil
 	}
-	responses, state, perr := parseInputParams(call.Params)
+	responses, state, hasState, perr := parseInputParams(call.Params)
 	if perr != nil {
 		return perr
 	}
 	answers := map[string]json.RawMessage{}
-	if state != "" {
+	if hasState {
 		prior, jerr := e.state.open(state, call)
 		if jerr != nil {
 			return jerr
@@ -166,10 +166,11 @@ func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
 }
 
 // parseInputParams reads inputResponses (an object of objects) and
-// requestState (a string) from a call's params.
-func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, string, *jsonrpc.Error) {
+// requestState (a string; present even when empty) from a call's params.
+func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, string, bool, *jsonrpc.Error) {
 	var responses map[string]json.RawMessage
 	var state string
+	hasState := false
 	err := eachParam(params, func(key, val []byte) *jsonrpc.Error {
 		switch {
 		case jsonrpc.KeyIs(key, "inputResponses"):
@@ -193,11 +194,11 @@ func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, strin
 			if !ok {
 				return invalidParams(`"requestState" must be a string`)
 			}
-			state = s
+			state, hasState = s, true
 		}
 		return nil
 	})
-	return responses, state, err
+	return responses, state, hasState, err
 }
 
 // finishModern completes the reply of a 2026-07-28 call: the
