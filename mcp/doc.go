@@ -23,10 +23,11 @@
 //
 // # Decisions where the spec leaves room
 //
-//   - Revisions: 2025-03-26, 2025-06-18 and 2025-11-25. initialize echoes
-//     a supported version and otherwise offers 2025-11-25. A call without
-//     a revision is served as 2025-03-26. 2026-07-28 answers
-//     UnsupportedProtocolVersion until issue 5.
+//   - Revisions: 2025-03-26, 2025-06-18 and 2025-11-25 (the legacy era,
+//     initialize and sessions), and 2026-07-28 (stateless) on the same
+//     endpoint. initialize echoes a supported legacy version and otherwise
+//     offers 2025-11-25. A legacy call without a revision is served as
+//     2025-03-26.
 //   - A request to a method that exists only as a notification, and a
 //     notification named after a request method, are MethodNotFound and
 //     dropped respectively.
@@ -45,6 +46,39 @@
 //     the last item of the previous page, sealed with an HMAC: a page
 //     survives insertions and removals, and a tampered cursor is
 //     InvalidParams.
+//
+// # The 2026-07-28 era
+//
+// A POST is served as 2026-07-28 when its MCP-Protocol-Version header
+// names a revision that is not a legacy one, or when its params carry
+// _meta["io.modelcontextprotocol/protocolVersion"]; everything else
+// follows the legacy rules, so a 2025 client and a 2026 client share one
+// endpoint and one set of handlers. Such a request is stateless: it
+// ignores Mcp-Session-Id, carries its client capabilities in _meta, and
+// is checked as modern.go documents (header mismatches -32020 with 400,
+// missing _meta -32602 with 400, unsupported versions -32022 with
+// {supported, requested}, unknown or legacy-only methods 404 with
+// -32601). Every error carries the request's id.
+//
+//   - server/discover answers initialize's questions; every result carries
+//     resultType and _meta serverInfo, and the cacheable ones ttlMs and
+//     cacheScope (Options.CacheHints; default 0 and private).
+//   - A handler's Elicit, CreateMessage and ListRoots become an
+//     input_required result (tools/call, prompts/get, resources/read):
+//     the client repeats the request with the answers and the sealed
+//     requestState (Options.StateKeys), and the handler runs again from
+//     the start. Name requests with WithInputKey; return every unanswered
+//     request's error (errors.Join) to ask for several at once. A request
+//     the client's capabilities do not cover is -32021.
+//   - Request.Log sends only when the request set _meta logLevel, at that
+//     level or above; notifications go on the request's own event stream,
+//     and closing that stream cancels the call's context.
+//   - subscriptions/listen is a long-lived stream of list changes and
+//     resource updates (ListenOptions bounds it).
+//   - Resource not found is -32602 with data {uri}.
+//   - Extensions, advertised under capabilities.extensions only when
+//     enabled: tasks (Options.Tasks, Tool.TaskSupport) and skills
+//     (Server.AddSkill).
 //
 // # The HTTP endpoint
 //
