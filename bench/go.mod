@@ -1,6 +1,6 @@
 module github.com/saguaro-go/saguaro/bench
 
-go 1.25.5
+go 1.26
 
 replace github.com/saguaro-go/saguaro => ../
 
@@ -10,6 +10,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/saguaro-go/saguaro v0.0.0-00010101000000-000000000000
+	github.com/tmaxmax/go-sse v0.12.0
 )
 
 require (

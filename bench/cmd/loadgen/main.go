@@ -53,6 +53,13 @@ type options struct {
 	pin             bool
 	progressConns   int
 	progressRounds  int
+	fanClients      int
+	fanRounds       int
+	fanRate         float64
+	fanPacedEvents  int
+	fanBurstEvents  int
+	fanProfile      string
+	fanProfileSecs  int
 }
 
 func parseFlags() *options {
@@ -62,10 +69,17 @@ func parseFlags() *options {
 	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS.md, or .bin/RESULTS-quick.md with -quick)")
 	flag.StringVar(&o.rawOut, "raw", "", "raw JSON results (default <bin>/results.json)")
 	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "short run (about a minute) for development; also QUICK=1")
-	flag.StringVar(&workloads, "workloads", "throughput,progress,churn,idle", "workloads to run")
+	flag.StringVar(&workloads, "workloads", "throughput,progress,churn,idle,fanout", "workloads to run")
 	flag.IntVar(&o.progressConns, "progress-conns", 16, "connections for the progress workload")
 	flag.IntVar(&o.progressRounds, "progress-rounds", 0, "interleaved rounds of the progress workload (default 3; quick 1)")
-	flag.StringVar(&only, "only", "", "comma-separated configuration names (default: all built); bare is always kept")
+	flag.IntVar(&o.fanClients, "fanout-clients", 1000, "SSE clients connected to each fan-out configuration")
+	flag.IntVar(&o.fanRounds, "fanout-rounds", 0, "interleaved rounds of the fan-out workload (default 5; quick 2)")
+	flag.Float64Var(&o.fanRate, "fanout-rate", 50, "events per second published in a paced fan-out slice")
+	flag.IntVar(&o.fanPacedEvents, "fanout-paced-events", 0, "events per paced fan-out slice (default 50; quick 25)")
+	flag.IntVar(&o.fanBurstEvents, "fanout-burst-events", 50, "events per burst fan-out slice, published back to back; keep it under 64, the queue saguaro's Hub and the bare server give each client, or they rightly drop clients")
+	flag.StringVar(&o.fanProfile, "fanout-profile", "", "after the fan-out rounds, profile each fan-out server under bursts and write its CPU and allocation profiles into this folder (not reported)")
+	flag.IntVar(&o.fanProfileSecs, "fanout-profile-seconds", 8, "length of each fan-out CPU profile")
+	flag.StringVar(&only, "only", "", "comma-separated configuration names (default: all built); bare and sse-bare are always kept")
 	flag.IntVar(&o.rounds, "rounds", 0, "interleaved rounds per concurrency (default 5; quick 2)")
 	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 150ms)")
 	flag.DurationVar(&o.slice, "slice", 0, "measured time per slice (default 1.5s; quick 300ms)")
@@ -112,6 +126,21 @@ func parseFlags() *options {
 		if o.quick {
 			o.progressRounds = 1
 		}
+	}
+	if o.fanRounds == 0 {
+		o.fanRounds = 5
+		if o.quick {
+			o.fanRounds = 2
+		}
+	}
+	if o.fanPacedEvents == 0 {
+		o.fanPacedEvents = 50
+		if o.quick {
+			o.fanPacedEvents = 25
+		}
+	}
+	if o.fanClients < 1 || o.fanClients > 20000 || o.fanRate <= 0 || o.fanPacedEvents < 1 || o.fanBurstEvents < 1 || o.fanBurstEvents > 100_000 || o.fanPacedEvents > 100_000 {
+		log.Fatalf("bad fan-out flags: clients %d, rate %v, paced events %d, burst events %d", o.fanClients, o.fanRate, o.fanPacedEvents, o.fanBurstEvents)
 	}
 	if o.idleSessions == 0 {
 		o.idleSessions = 10000
@@ -201,7 +230,7 @@ func main() {
 
 	run := &runResult{Started: time.Now(), Opts: o, Ready: map[string]serve.Ready{}, ProgressNotes: map[string]string{}, LoadgenGo: runtime.Version()}
 	for _, c := range configs.All {
-		if len(o.only) > 0 && !o.only[c.Name] && c.Name != configs.Bare {
+		if len(o.only) > 0 && !o.only[c.Name] && c.Name != configs.Bare && c.Name != configs.SSEBare {
 			continue
 		}
 		run.Configs = append(run.Configs, c)
@@ -219,6 +248,9 @@ func main() {
 	}
 	if o.workloads["idle"] {
 		runIdlePhase(o, run)
+	}
+	if o.workloads["fanout"] {
+		runFanoutPhase(o, run)
 	}
 	run.Finished = time.Now()
 	run.LoadEnd = loadAvg()
@@ -254,7 +286,7 @@ func runThroughput(o *options, run *runResult) {
 	var servers []*server
 	defer func() { stopAll(servers) }()
 	for _, c := range run.Configs {
-		if isPending(c) {
+		if isPending(c) || c.IsSSE() {
 			continue
 		}
 		s, err := startServer(o, "throughput", c, "-idle-timeout", o.serverIdleTTL.String())
@@ -311,7 +343,7 @@ func runProgressPhase(o *options, run *runResult) {
 	var servers []*server
 	defer func() { stopAll(servers) }()
 	for _, c := range run.Configs {
-		if isPending(c) || c.Name == configs.Bare {
+		if isPending(c) || c.Name == configs.Bare || c.IsSSE() {
 			continue
 		}
 		s, err := startServer(o, "progress", c, "-idle-timeout", o.serverIdleTTL.String(), "-progress")
@@ -361,7 +393,7 @@ func tpKeyString(name string, conns int) string { return name + "@" + strconv.It
 func runChurnPhase(o *options, run *runResult) {
 	run.Churn = map[string]*churnResult{}
 	for _, c := range run.Configs {
-		if isPending(c) || !c.Stateful {
+		if isPending(c) || !c.Stateful || c.IsSSE() {
 			continue
 		}
 		s, err := startServer(o, "churn", c, "-idle-timeout", o.churnTTL.String())
@@ -387,7 +419,7 @@ func runChurnPhase(o *options, run *runResult) {
 func runIdlePhase(o *options, run *runResult) {
 	run.Idle = map[string]*idleResult{}
 	for _, c := range run.Configs {
-		if isPending(c) || !c.Stateful {
+		if isPending(c) || !c.Stateful || c.IsSSE() {
 			continue
 		}
 		s, err := startServer(o, "idle", c, "-idle-timeout", o.serverIdleTTL.String())

@@ -27,9 +27,11 @@ type runResult struct {
 	// Progress is keyed name@own / name@shared.
 	Progress      map[string]*tpAgg `json:",omitempty"`
 	ProgressNotes map[string]string `json:",omitempty"`
-	LoadgenGo     string
-	LoadStart     string
-	LoadEnd       string
+	// Fanout is keyed name@paced / name@burst.
+	Fanout    map[string]*fanAgg `json:",omitempty"`
+	LoadgenGo string
+	LoadStart string
+	LoadEnd   string
 }
 
 // noteReady keeps the first ready line of a configuration (the throughput
@@ -64,6 +66,11 @@ func (r *runResult) failed(name string) (bool, string) {
 		if a := r.Progress[name+"@"+v]; a != nil && a.Fail.total() > 0 {
 			reasons = append(reasons, fmt.Sprintf("progress (%s): %d of %d calls wrong, first: %s", variantLabel(v),
 				a.Fail.total(), uint64(a.Fail.total())+a.OK, firstOf(&a.Fail)))
+		}
+	}
+	for _, v := range []string{fanPaced, fanBurst} {
+		if a := r.Fanout[name+"@"+v]; a != nil && a.Fail.total() > 0 {
+			reasons = append(reasons, fmt.Sprintf("fan-out (%s): %s", v, fanFailure(a)))
 		}
 	}
 	if c := r.Churn[name]; c != nil && c.Fail.total() > 0 {
@@ -250,6 +257,10 @@ func renderResults(r *runResult) string {
 	}
 	libs = append(libs, "saguaro "+saguaroCommit()+" (working tree)")
 	p("- Libraries: %s\n", strings.Join(libs, "; "))
+	if o.workloads["fanout"] {
+		p("- Fan-out: %d SSE clients per configuration, %d rounds, each a paced slice (%d events at %.0f events/s) and a burst slice (%d events back to back) per configuration\n",
+			o.fanClients, o.fanRounds, o.fanPacedEvents, o.fanRate, o.fanBurstEvents)
+	}
 	p("- Settings: %s rounds × %d concurrencies (%s connections) × one slice per configuration, each slice %v warm-up + %v measured; "+
 		"churn %v with %d connections and a %v session idle timeout; %d idle sessions; per-request timeout %v; protocol %s, JSON responses\n",
 		fmt.Sprint(o.rounds), len(o.conns), joinInts(o.conns), o.warmup, o.slice, o.churnDur, o.churnConns, o.churnTTL,
@@ -270,8 +281,9 @@ func renderResults(r *runResult) string {
 
 	// Configurations.
 	p("## Configurations\n\n")
-	p("Each is its own binary and process, listening on 127.0.0.1, serving one typed tool `echo` (`{\"text\": string}`, required, " +
-		"validated by the library) that returns one text content block with the same text.\n\n")
+	p("Each is its own binary and process, listening on 127.0.0.1. The MCP configurations serve one typed tool `echo` (`{\"text\": string}`, required, " +
+		"validated by the library) that returns one text content block with the same text. The `sse-*` configurations serve the fan-out workload " +
+		"only: an event stream at `GET /events` and `POST /publish?seq=N`, which publishes one event to every connected client.\n\n")
 	p("| configuration | library | status | how it is set up |\n|---|---|---|---|\n")
 	for _, c := range r.Configs {
 		status := "ok"
@@ -384,6 +396,10 @@ func renderResults(r *runResult) string {
 		p("\nSet-ups that differ from the configuration table for this workload: %s.\n\n", strings.Join(differs, "; "))
 	}
 
+	if len(r.Fanout) > 0 {
+		renderFanout(r, p)
+	}
+
 	// Churn.
 	if len(r.Churn) > 0 {
 		p("## Session churn\n\n")
@@ -459,7 +475,7 @@ func renderResults(r *runResult) string {
 			missing = append(missing, fmt.Sprintf("`%s`: %s.", c.Name, c.Pending))
 		}
 	}
-	for _, w := range []string{"throughput", "progress", "churn", "idle"} {
+	for _, w := range []string{"throughput", "progress", "churn", "idle", "fanout"} {
 		if !o.workloads[w] {
 			missing = append(missing, fmt.Sprintf("The %s workload, left out of this run by `-workloads`.", w))
 		}
@@ -602,7 +618,7 @@ func summary(r *runResult) []string {
 	base := r.TP[tpKeyString(configs.Bare, conns)]
 	var out []string
 	for _, c := range r.Configs {
-		if c.Name == configs.Bare || isPending(c) {
+		if c.Name == configs.Bare || c.Name == configs.SSEBare || isPending(c) {
 			continue
 		}
 		var parts []string
@@ -610,6 +626,9 @@ func summary(r *runResult) []string {
 			cpu := a.perReq(float64(a.CPUNS))
 			parts = append(parts, fmt.Sprintf("tools/call at %d connections: %s bare's rate, %s bare's server CPU per call (%.0f µs), %s allocated per call",
 				conns, fmtRatio(a.ratioTo(base)), ratio(cpu, base.perReq(float64(base.CPUNS))), cpu/1000, bytesStr(a.perReq(float64(a.Bytes)))))
+		}
+		if line := fanSummary(r, c.Name); line != "" {
+			parts = append(parts, line)
 		}
 		if x := r.Idle[c.Name]; x != nil && x.Fail.total() == 0 && x.Sessions > 0 {
 			n := float64(x.Sessions)

@@ -20,7 +20,21 @@ type Config struct {
 	// Pending, when set, says why the configuration cannot be built yet; it
 	// is listed in the results as not measured.
 	Pending string
+	// Kind is what the server serves: KindMCP (the echo tool at /mcp, for
+	// the tools/call, progress, churn and idle workloads) or KindSSE (an
+	// event stream at /events and a publish endpoint, for the fan-out
+	// workload only).
+	Kind string
 }
+
+// Kinds of configuration.
+const (
+	KindMCP = ""
+	KindSSE = "sse"
+)
+
+// IsSSE reports whether c is a fan-out (Server-Sent Events) configuration.
+func (c Config) IsSSE() bool { return c.Kind == KindSSE }
 
 // All lists every configuration, bare first (the ratios are against it).
 var All = []Config{
@@ -35,7 +49,21 @@ var All = []Config{
 	{Name: "saguaro-stateless", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless"},
 	{Name: "saguaro-stateful", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateful", Stateful: true},
 	{Name: "saguaro-stack", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stack", Stateful: true},
+
+	// SSE fan-out (one event to every connected client): the hand-written
+	// ceiling first, then saguaro's sse.Hub feeding controller loops (what
+	// users get, as example_app/events.go does it) and feeding sse.Writer
+	// in a plain handler, then go-sse's Server with its default provider
+	// (Joe), bare and with a replay log like saguaro's Hub always keeps.
+	{Name: "sse-bare", Library: "bare", Pkg: "./servers/ssebare", Mode: "channels", Kind: KindSSE},
+	{Name: "sse-saguaro", Library: "saguaro", Pkg: "./servers/ssesaguaro", Mode: "loop", Kind: KindSSE},
+	{Name: "sse-saguaro-writer", Library: "saguaro", Pkg: "./servers/ssesaguaro", Mode: "writer", Kind: KindSSE},
+	{Name: "sse-gosse", Library: "go-sse", Pkg: "./servers/gosse", Mode: "joe", Kind: KindSSE},
+	{Name: "sse-gosse-replay", Library: "go-sse", Pkg: "./servers/gosse", Mode: "replay", Kind: KindSSE},
 }
 
 // Bare is the name of the baseline configuration.
 const Bare = "bare"
+
+// SSEBare is the name of the fan-out workload's baseline configuration.
+const SSEBare = "sse-bare"

@@ -10,6 +10,15 @@ func TestTable(t *testing.T) {
 	if len(All) == 0 || All[0].Name != Bare {
 		t.Fatalf("bare must come first: the ratios are against it")
 	}
+	sseBare := -1
+	for i, c := range All {
+		if c.IsSSE() && sseBare < 0 {
+			sseBare = i
+		}
+	}
+	if sseBare < 0 || All[sseBare].Name != SSEBare {
+		t.Fatalf("sse-bare must come first among the fan-out configurations")
+	}
 	seen := map[string]bool{}
 	for _, c := range All {
 		if c.Name == "" || c.Library == "" || c.Pkg == "" || c.Mode == "" {

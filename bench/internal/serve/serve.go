@@ -19,6 +19,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -35,6 +36,14 @@ const ReadyPrefix = "BENCH-READY "
 
 // MCPPath is where every server serves MCP.
 const MCPPath = "/mcp"
+
+// EventsPath is where fan-out servers serve their event stream (GET), and
+// PublishPath where the load generator asks them to publish one event
+// (POST ?seq=N; see package fanout).
+const (
+	EventsPath  = "/events"
+	PublishPath = "/publish"
+)
 
 // ProgressSteps is how many notifications/progress the "progress" tool
 // sends before its result, when the call carries a progressToken.
@@ -57,8 +66,12 @@ type Options struct {
 
 // Built is what a build function returns.
 type Built struct {
-	// Handler serves MCP; it is mounted at MCPPath.
+	// Handler serves MCP; it is mounted at MCPPath. Fan-out servers leave
+	// it nil (MCPPath then answers 404).
 	Handler http.Handler
+	// Routes are more handlers by exact path: fan-out servers put theirs at
+	// EventsPath and PublishPath.
+	Routes map[string]http.Handler
 	// Headers are added by the load generator to every MCP request (for
 	// example a bearer token the server minted for itself).
 	Headers map[string]string
@@ -74,6 +87,8 @@ type Ready struct {
 	Mode        string            `json:"mode"`
 	PID         int               `json:"pid"`
 	MCPURL      string            `json:"mcp_url"`
+	EventsURL   string            `json:"events_url,omitempty"`
+	PublishURL  string            `json:"publish_url,omitempty"`
 	ProbeURL    string            `json:"probe_url"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	Notes       string            `json:"notes,omitempty"`
@@ -117,8 +132,13 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	adminLn := listenLoopback(*admin)
 
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, b.Handler)
-	mux.Handle(MCPPath+"/", b.Handler)
+	if b.Handler != nil {
+		mux.Handle(MCPPath, b.Handler)
+		mux.Handle(MCPPath+"/", b.Handler)
+	}
+	for path, h := range b.Routes {
+		mux.Handle(path, h)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(os.Stderr, name+" http: ", 0)}
 	adm := &http.Server{Handler: probeMux(), ReadHeaderTimeout: 10 * time.Second}
 
@@ -138,6 +158,12 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 		GOMAXPROCS:  runtime.GOMAXPROCS(0),
 		GoVersion:   runtime.Version(),
 		Deps:        deps(),
+	}
+	if b.Routes[EventsPath] != nil {
+		ready.EventsURL = "http://" + mcpLn.Addr().String() + EventsPath
+	}
+	if b.Routes[PublishPath] != nil {
+		ready.PublishURL = "http://" + mcpLn.Addr().String() + PublishPath
 	}
 	line, _ := json.Marshal(ready)
 	fmt.Fprintf(os.Stdout, "%s%s\n", ReadyPrefix, line)
@@ -167,9 +193,14 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	}
 }
 
+// probeMux serves the probe and, on the same loopback admin listener, the
+// runtime profiles (net/http/pprof's handlers), so a workload can be
+// profiled in the server it measures (loadgen -fanout-profile).
 func probeMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(probe.Path, probe.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	return mux
 }
 
@@ -196,7 +227,7 @@ func deps() map[string]string {
 	}
 	out := map[string]string{}
 	for _, d := range bi.Deps {
-		for _, want := range []string{"modelcontextprotocol/go-sdk", "mark3labs/mcp-go", "saguaro-go/saguaro", "go-chi/chi", "go-chi/httplog", "golang-jwt/jwt"} {
+		for _, want := range []string{"modelcontextprotocol/go-sdk", "mark3labs/mcp-go", "saguaro-go/saguaro", "go-chi/chi", "go-chi/httplog", "golang-jwt/jwt", "tmaxmax/go-sse"} {
 			if strings.Contains(d.Path, want) {
 				v := d.Version
 				if d.Replace != nil {

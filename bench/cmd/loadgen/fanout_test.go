@@ -1,0 +1,149 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/configs"
+	"github.com/saguaro-go/saguaro/bench/internal/fanout"
+	"github.com/saguaro-go/saguaro/bench/internal/probe"
+	"github.com/saguaro-go/saguaro/bench/internal/serve"
+)
+
+// fanServer is a small fan-out server: a channel per client. fault, when
+// set, breaks the stream of the first client to subscribe at event 3:
+// "skip" leaves it out, "dup" sends it twice, "cut" ends the stream.
+type fanServer struct {
+	fault string
+	mu    sync.Mutex
+	subs  []chan []byte
+}
+
+func (f *fanServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case serve.PublishPath:
+		fanout.Publisher(func(data []byte) {
+			frame := append(append([]byte("data: "), data...), "\n\n"...)
+			f.mu.Lock()
+			for _, c := range f.subs {
+				c <- frame
+			}
+			f.mu.Unlock()
+		}).ServeHTTP(w, r)
+	case serve.EventsPath:
+		c := make(chan []byte, 1024)
+		f.mu.Lock()
+		first := len(f.subs) == 0
+		f.subs = append(f.subs, c)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case frame := <-c:
+				n := 1
+				if first && strings.Contains(string(frame), `"seq":3,`) {
+					switch f.fault {
+					case "skip":
+						n = 0
+					case "dup":
+						n = 2
+					case "cut":
+						return
+					}
+				}
+				for range n {
+					_, _ = w.Write(frame)
+				}
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func fanTestServer(t *testing.T, h http.Handler) *server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	mux := http.NewServeMux()
+	mux.Handle(probe.Path, probe.Handler())
+	probeSrv := httptest.NewServer(mux)
+	t.Cleanup(probeSrv.Close)
+	return &server{
+		cfg: configs.Config{Name: "fake-sse", Kind: configs.KindSSE},
+		ready: serve.Ready{MCPURL: srv.URL + "/mcp", ProbeURL: probeSrv.URL + probe.Path,
+			EventsURL: srv.URL + serve.EventsPath, PublishURL: srv.URL + serve.PublishPath},
+		hc: &http.Client{Timeout: 5 * time.Second},
+	}
+}
+
+func TestFanoutSlices(t *testing.T) {
+	for _, tc := range []struct {
+		fault string
+		kind  string // the failure expected in the first slice, "" for none
+	}{
+		{"", ""},
+		{"skip", "lost"},
+		{"dup", "order"},
+		{"cut", "transport"},
+	} {
+		t.Run("fault="+tc.fault, func(t *testing.T) {
+			s := fanTestServer(t, &fanServer{fault: tc.fault})
+			const clients = 20
+			fs, err := dialFanSet(s, clients, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fs.close()
+			if err := fs.warmUp(5 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			var a fanAgg
+			for _, spec := range []fanSpec{{Events: 5, Rate: 200}, {Events: 5}} {
+				r := runFanSlice(fs, spec, 2*time.Second)
+				if f := fs.takeFailures(); f != nil {
+					r.Fail.merge(f)
+				}
+				a.add(r)
+			}
+			if tc.kind == "" {
+				if n := a.Fail.total(); n != 0 {
+					t.Fatalf("%d failures: %v", n, a.Fail.First)
+				}
+				if a.Deliveries != 2*5*clients || a.Expected != a.Deliveries || a.Hist.Count() != a.Deliveries {
+					t.Fatalf("deliveries %d, expected %d, latencies %d", a.Deliveries, a.Expected, a.Hist.Count())
+				}
+				if a.medianRate() <= 0 || a.Window <= 0 {
+					t.Fatalf("no rate: %+v", a.SliceRate)
+				}
+				return
+			}
+			if a.Fail.Count[tc.kind] == 0 {
+				t.Fatalf("want a %q failure, got %v", tc.kind, a.Fail.First)
+			}
+			if tc.fault == "skip" && a.Lost != 1 {
+				t.Fatalf("lost %d, want 1", a.Lost)
+			}
+			if tc.fault == "dup" && a.Dups != 1 {
+				t.Fatalf("dups %d, want 1", a.Dups)
+			}
+			if tc.fault == "cut" && (a.Lost != 3 || a.Dropped != 1 || a.Expected != 5*clients+5*(clients-1)) {
+				// The cut client misses events 3..5; the second slice
+				// counts only the clients still connected.
+				t.Fatalf("lost %d, dropped %d, expected %d", a.Lost, a.Dropped, a.Expected)
+			}
+			if !strings.Contains(fanFailure(&a), "first:") {
+				t.Fatalf("fanFailure: %q", fanFailure(&a))
+			}
+		})
+	}
+}
