@@ -18,8 +18,11 @@ import (
 // notifications/subscriptions/acknowledged naming the part of the
 // client's filter this server honours; every notification carries
 // _meta["io.modelcontextprotocol/subscriptionId"] = the request's id; only
-// the kinds the client asked for are sent. Keep-alive comments go out
-// while nothing happens. The client ends the subscription by closing the
+// the kinds the client asked for are sent. With the tasks extension, a
+// filter's taskIds asks for notifications/tasks (the task as tasks/get
+// shows it) each time one of the caller's tasks changes status, starting
+// with its state when the stream opens. Keep-alive comments go out while
+// nothing happens. The client ends the subscription by closing the
 // stream.
 //
 // A subscriber never queues without bound: list changes coalesce into one
@@ -67,6 +70,9 @@ type listenFilter struct {
 	Prompts   bool     `json:"promptsListChanged,omitempty"`
 	Resources bool     `json:"resourcesListChanged,omitempty"`
 	URIs      []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs (the tasks extension) asks for notifications/tasks about
+	// these tasks of the caller.
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // listenLimits counts open streams.
@@ -106,12 +112,49 @@ type listener struct {
 	id     jsonrpc.ID
 	filter listenFilter
 	uris   map[string]bool
+	tasks  map[string]bool
+	owner  string // the caller: only its tasks are reported
+	store  *taskStore
 	mb     *controller.Mailbox
 
 	mu      sync.Mutex
 	kinds   [ResourceUpdated + 1]bool
 	updated map[string]bool
+	changed map[string]*task // tasks whose status changed
 	woken   bool
+}
+
+// onTask is the task store's hook: it must not block.
+func (l *listener) onTask(t *task) {
+	if !l.tasks[t.id] || t.owner != l.owner {
+		return
+	}
+	l.mu.Lock()
+	if l.changed == nil {
+		l.changed = map[string]*task{}
+	}
+	l.changed[t.id] = t
+	wake := !l.woken
+	l.woken = true
+	l.mu.Unlock()
+	if wake {
+		_ = l.mb.Send(listenWake{})
+	}
+}
+
+// taskFrame encodes notifications/tasks: the task's current state, as
+// tasks/get shows it, stamped with the subscription id.
+func (l *listener) taskFrame(t *task) []byte {
+	b, err := l.store.detail(t)
+	if err != nil {
+		return nil
+	}
+	p := append(b[:len(b)-1:len(b)-1], `,"_meta":{"`+metaSubscriptionID+`":`...)
+	p = l.id.AppendJSON(p)
+	p = append(p, "}}"...)
+	ev := sse.Event{Data: jsonrpc.AppendNotification(nil, "notifications/tasks", p)}
+	f, _ := ev.AppendTo(nil)
+	return f
 }
 
 type listenWake struct{}
@@ -173,6 +216,8 @@ func handleListen(info any, push controller.Push, l *listener) (*listener, contr
 			uris = append(uris, u)
 		}
 		l.updated = nil
+		changed := l.changed
+		l.changed = nil
 		l.woken = false
 		l.mu.Unlock()
 		sort.Strings(uris)
@@ -188,6 +233,16 @@ func handleListen(info any, push controller.Push, l *listener) (*listener, contr
 		for _, u := range uris {
 			_ = push(l.frame("notifications/resources/updated", u))
 		}
+		ids := make([]string, 0, len(changed))
+		for id := range changed {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if f := l.taskFrame(changed[id]); f != nil {
+				_ = push(f)
+			}
+		}
 	case keepAlive:
 		_ = push(sse.AppendComment(nil, ""))
 	}
@@ -195,7 +250,7 @@ func handleListen(info any, push controller.Push, l *listener) (*listener, contr
 }
 
 // listen serves subscriptions/listen.
-func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, _ *modernCall) controller.Reply {
+func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
 	o := t.opts.Listen.withDefaults()
 	var want listenFilter
 	hasFilter := false
@@ -212,8 +267,8 @@ func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, _ *moder
 	if perr == nil && !hasFilter {
 		perr = missing("notifications")
 	}
-	if perr == nil && len(want.URIs) > o.MaxResourceURIs {
-		perr = invalidParams("at most %d resourceSubscriptions", o.MaxResourceURIs)
+	if perr == nil && (len(want.URIs) > o.MaxResourceURIs || len(want.TaskIDs) > o.MaxResourceURIs) {
+		perr = invalidParams("at most %d resourceSubscriptions or taskIds", o.MaxResourceURIs)
 	}
 	if perr != nil {
 		return modernErrorReply(http.StatusBadRequest, msg.ID, perr)
@@ -229,6 +284,9 @@ func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, _ *moder
 			got.URIs = want.URIs
 		}
 	}
+	if e.tasks != nil && clientHasExtension(mc.client, ExtTasks) {
+		got.TaskIDs = want.TaskIDs
+	}
 	ident := ""
 	if t.opts.Identity != nil {
 		ident = t.opts.Identity(r.Request)
@@ -239,9 +297,12 @@ func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, _ *moder
 		return controller.Buffered(http.StatusTooManyRequests, h, appendModernError(nil, msg.ID, errTooManyListeners))
 	}
 	mb := r.Mailbox()
-	l := &listener{id: msg.ID, filter: got, mb: mb, uris: map[string]bool{}}
+	l := &listener{id: msg.ID, filter: got, mb: mb, uris: map[string]bool{}, tasks: map[string]bool{}, owner: ident, store: e.tasks}
 	for _, u := range got.URIs {
 		l.uris[u] = true
+	}
+	for _, id := range got.TaskIDs {
+		l.tasks[id] = true
 	}
 	mb.Defer(func() { e.listeners.release(ident) })
 
@@ -253,6 +314,19 @@ func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, _ *moder
 	_ = mb.Send(modernFrame{data: jsonrpc.AppendNotification(nil, "notifications/subscriptions/acknowledged", p)})
 	if e.notifier != nil {
 		mb.Defer(e.notifier.OnChange(l.onChange))
+	}
+	if len(l.tasks) > 0 {
+		// Watch first, then report each named task's current state, so
+		// no change falls between the client's tools/call and its listen.
+		mb.Defer(e.tasks.watch(l))
+		for id := range l.tasks {
+			e.tasks.mu.Lock()
+			tk := e.tasks.m[id]
+			e.tasks.mu.Unlock()
+			if tk != nil {
+				l.onTask(tk)
+			}
+		}
 	}
 	mb.Every(t.keepAlive(), keepAlive{})
 	h := http.Header{}

@@ -93,11 +93,12 @@ func (t *task) terminal() bool {
 }
 
 type taskStore struct {
-	e    *Engine
-	opts TaskOptions
-	mu   sync.Mutex
-	m    map[string]*task
-	now  func() time.Time
+	e        *Engine
+	opts     TaskOptions
+	mu       sync.Mutex
+	m        map[string]*task
+	watchers map[*listener]bool // subscriptions/listen streams with taskIds
+	now      func() time.Time
 }
 
 func newTaskStore(e *Engine, o *TaskOptions) *taskStore {
@@ -327,6 +328,7 @@ func (s *taskStore) finish(t *task, out handlerOutcome) {
 	}
 	s.mu.Unlock()
 	t.cancel()
+	s.changed(t)
 	time.AfterFunc(s.opts.TTL, func() {
 		s.mu.Lock()
 		delete(s.m, t.id)
@@ -399,8 +401,18 @@ func (e *Engine) tasksGet(_ context.Context, call *Call, _ Revision, state any) 
 	if jerr != nil {
 		return Reply{State: state, Err: jerr}
 	}
-	s := e.tasks
+	b, err := e.tasks.detail(t)
+	if err != nil {
+		return Reply{State: state, Err: errUnencoded}
+	}
+	return Reply{State: state, Result: b}
+}
+
+// detail encodes a task as tasks/get shows it (a DetailedTask): the task
+// fields and, by status, its inlined result, error or inputRequests.
+func (s *taskStore) detail(t *task) ([]byte, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	var enc encoder
 	enc.open()
 	s.appendTaskFields(&enc, t)
@@ -432,11 +444,37 @@ func (e *Engine) tasksGet(_ context.Context, call *Call, _ Revision, state any) 
 		enc.raw([]byte{'}'})
 	}
 	enc.close()
-	s.mu.Unlock()
-	if enc.err != nil {
-		return Reply{State: state, Err: errUnencoded}
+	return enc.b, enc.err
+}
+
+// watch registers a subscriptions/listen stream for status changes of
+// the tasks it names; the returned function removes it.
+func (s *taskStore) watch(l *listener) func() {
+	s.mu.Lock()
+	if s.watchers == nil {
+		s.watchers = map[*listener]bool{}
 	}
-	return Reply{State: state, Result: enc.b}
+	s.watchers[l] = true
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.watchers, l)
+		s.mu.Unlock()
+	}
+}
+
+// changed tells the watching streams that t's status changed. Call it
+// without s.mu held.
+func (s *taskStore) changed(t *task) {
+	s.mu.Lock()
+	ws := make([]*listener, 0, len(s.watchers))
+	for l := range s.watchers {
+		ws = append(ws, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ws {
+		l.onTask(t)
+	}
 }
 
 func (e *Engine) tasksUpdate(_ context.Context, call *Call, _ Revision, state any) Reply {
@@ -468,6 +506,7 @@ func (e *Engine) tasksUpdate(_ context.Context, call *Call, _ Revision, state an
 	})
 	if t.status == taskInputRequired && len(t.pending) == 0 {
 		t.status, t.updated = taskWorking, s.now()
+		go s.changed(t) // s.mu is held until return
 	}
 	return Reply{State: state, Result: resultEmpty}
 }
@@ -488,6 +527,7 @@ func (e *Engine) tasksCancel(_ context.Context, call *Call, _ Revision, state an
 	s.mu.Unlock()
 	if cancel {
 		t.cancel()
+		s.changed(t)
 	}
 	return Reply{State: state, Result: resultEmpty}
 }
@@ -522,6 +562,7 @@ func (o *taskOutbound) Request(ctx context.Context, method string, params json.R
 	t.pending = append(t.pending, pendingInput{key: key, method: method, params: append(json.RawMessage(nil), params...)})
 	t.status, t.updated = taskInputRequired, s.now()
 	s.mu.Unlock()
+	s.changed(t)
 	select {
 	case a := <-ch:
 		return a, nil

@@ -145,9 +145,13 @@ func TestTasksBoundToIdentity(t *testing.T) {
 }
 
 // listen opens subscriptions/listen and returns a reader of its messages.
-func (m *modernServer) listen(ctx context.Context, filter map[string]any, hdr map[string]string) (*http.Response, func() map[string]any) {
+func (m *modernServer) listen(ctx context.Context, filter map[string]any, hdr map[string]string, caps ...map[string]any) (*http.Response, func() map[string]any) {
 	m.t.Helper()
-	req := m.build(mreq{method: "subscriptions/listen", params: map[string]any{"notifications": filter}, hdr: hdr}).WithContext(ctx)
+	q := mreq{method: "subscriptions/listen", params: map[string]any{"notifications": filter}, hdr: hdr}
+	if len(caps) > 0 {
+		q.caps = caps[0]
+	}
+	req := m.build(q).WithContext(ctx)
 	resp, err := m.hc.Do(req)
 	require.NoError(m.t, err)
 	br := bufio.NewReader(resp.Body)
@@ -252,4 +256,41 @@ func TestSkills(t *testing.T) {
 		Params: json.RawMessage(`{"uri":"skill://acme/pdf-tools/SKILL.md"}`)}, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), `"mimeType":"text/markdown"`)
+}
+
+func TestTaskStatusNotifications(t *testing.T) {
+	m := startModern(t, nil)
+	r := m.taskDo("tools/call", map[string]any{"name": "task_ask"})
+	id := r.result["taskId"].(string)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, next := m.listen(ctx, map[string]any{"taskIds": []any{id, "someone-elses"}}, nil, withTasks())
+	defer resp.Body.Close()
+	ack := next()
+	assert.Equal(t, []any{id, "someone-elses"}, ack["params"].(map[string]any)["notifications"].(map[string]any)["taskIds"])
+	g := m.waitTask(id, "working")
+	require.Equal(t, "input_required", g["status"])
+	var p map[string]any
+	for p == nil || p["status"] == "working" { // the state at subscription time comes first
+		n := next()
+		require.Equal(t, "notifications/tasks", n["method"])
+		p = n["params"].(map[string]any)
+	}
+	assert.Equal(t, id, p["taskId"])
+	assert.Equal(t, "input_required", p["status"])
+	assert.Contains(t, p["inputRequests"], "who")
+	assert.EqualValues(t, 7, p["_meta"].(map[string]any)[metaSubscriptionID])
+	m.taskDo("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"who": modAccept(map[string]any{"name": "N"})}})
+	for {
+		p = next()["params"].(map[string]any)
+		if p["status"] == "completed" {
+			break
+		}
+		require.Equal(t, "working", p["status"])
+	}
+	assert.Contains(t, p, "result")
+
+	_, plain := m.listen(ctx, map[string]any{"taskIds": []any{id}}, nil)
+	ack = plain()
+	assert.NotContains(t, ack["params"].(map[string]any)["notifications"], "taskIds", "taskIds need the tasks extension")
 }
