@@ -2,9 +2,9 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: test fmt-check vet unit interop tools conformance bench
+.PHONY: test fmt-check vet unit interop tools conformance conformance-alpha bench
 
-test: fmt-check vet unit interop conformance
+test: fmt-check vet unit interop conformance conformance-alpha
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,6 +35,12 @@ tools:
 # .ci/conformance-0.1.16-expected-failures.yml.
 conformance:
 	GO=$(GO) .ci/conformance.sh 0.1.16
+
+# The 0.2.0-alpha.12 suite (2026-07-28, input_required, subscriptions/listen,
+# tasks, skills, and the legacy session scenarios) against the same fixture;
+# baseline .ci/conformance-alpha-expected-failures.yml (empty).
+conformance-alpha:
+	GO=$(GO) .ci/conformance.sh alpha
 
 # The side-by-side benchmarks (bench/, a module of its own): every server
 # configuration as its own process, one load generator; writes

@@ -94,7 +94,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Equal(t, "Seen in the browser", title)
 	assert.Equal(t, "1 open, 1 done", counts)
 	assert.Contains(t, feed, "add_task")
-	assert.Contains(t, feed, "session")
+	assert.Contains(t, feed, "complete_task")
 
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG
 	require.NoError(t, err)

@@ -161,8 +161,10 @@ func TestExampleAppEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, body)
 	feedUntil(t, rd, "task", "From the API")
 
+	// The Go SDK client speaks 2026-07-28 when the server does: no
+	// session, every request stateless.
 	cs := app.connect(t, nil)
-	feedUntil(t, rd, "mcp", "session opened")
+	assert.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	var names []string

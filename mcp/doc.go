@@ -96,7 +96,10 @@
 // Every stream is a controller loop (package controller). A call that
 // emits progress, log messages or server→client requests before its result
 // is answered as an event stream when the client accepts one; a quiet call
-// is answered as JSON. Streams outlive their connections: events carry
+// is answered as JSON. Without sessions only a call that asks for progress
+// (a progressToken) is run that way; other stateless calls take the
+// synchronous path and their notifications are dropped, since nothing could
+// have asked for them. Session streams outlive their connections: events carry
 // session-unique ids "<stream>-<seq>", each connection opens with a
 // priming event (an id, empty data, and retry) in every revision, and GET
 // with Last-Event-ID resumes exactly the stream the id belongs to.

@@ -112,6 +112,9 @@ func (t *transport) stateless(r *controller.Request, rev Revision, msg *jsonrpc.
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
+	if t.statelessStreaming(msg) {
+		return t.statelessCall(r, rev, msg)
+	}
 	state, err := t.engine.NewState(ctx, rev)
 	if err != nil {
 		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
