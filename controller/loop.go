@@ -68,6 +68,7 @@ func (l *loopReply[S]) serve(c *conn) {
 	}
 	ctx := c.r.Context()
 	tick, tickInfo := mb.ticker()
+	push := Push(c.write) // once: a method value per message would allocate
 	for {
 		var info any
 		select {
@@ -83,7 +84,7 @@ func (l *loopReply[S]) serve(c *conn) {
 			return
 		}
 		var act Action
-		state, act = l.handle(info, c.write, state)
+		state, act = l.handle(info, push, state)
 		if c.err != nil {
 			l.handle(Disconnect{Err: c.err}, c.dead, state)
 			return

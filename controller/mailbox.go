@@ -73,9 +73,9 @@ func (m *Mailbox) Send(info any) error {
 	}
 	select {
 	case m.ch <- info:
-		if m.closed.Load() {
-			return ErrClosed
-		}
+		// No second look at closed here: a loop may take the message
+		// and end at once, and the message was still delivered. A loop
+		// that ends first drops what is queued, as documented.
 		return nil
 	default:
 	}
@@ -100,9 +100,6 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 	}
 	select {
 	case m.ch <- info:
-		if m.closed.Load() {
-			return ErrClosed
-		}
 		return nil
 	case <-m.done:
 		return ErrClosed

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,9 @@ func (e *Event) AppendTo(dst []byte) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return dst, err
 	}
+	// One allocation at most: field names, the data's line prefixes and
+	// the blank line fit in the slack for any event but a many-line one.
+	dst = slices.Grow(dst, len(e.ID)+len(e.Event)+len(e.Data)+48)
 	if e.ID != "" {
 		dst = append(dst, "id: "...)
 		dst = append(dst, e.ID...)
