@@ -382,34 +382,46 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
-	ctx, cancel := context.WithCancel(r.Context())
-	mb := r.Mailbox()
-	out := &modernOutbound{mb: mb}
-	id := msg.ID
-	call := Call{Method: msg.Method, ID: id, Params: append(json.RawMessage(nil), msg.Params...),
-		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel, Outbound: out}
+	call := Call{Method: msg.Method, ID: msg.ID, Params: append(json.RawMessage(nil), msg.Params...),
+		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
+	return t.oneCallStream(r, &call, func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
+		return appendModernError(nil, id, e), modernStatus(e)
+	})
+}
+
+// oneCallStream runs call on its own goroutine with a back channel that
+// streams on this request's own response: the connection waits for the
+// call's first output and answers JSON when the result comes first, or
+// turns into an event stream that carries the call's notifications and
+// ends with its result. Closing the stream cancels the call (there is no
+// session to resume it in). encodeErr writes an error answer and its HTTP
+// status (the eras differ there). It serves the 2026-07-28 era and the
+// stateless legacy calls that ask for progress.
+func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr func(jsonrpc.ID, *jsonrpc.Error) ([]byte, int)) controller.Reply {
+	ctx, cancel := context.WithCancel(r.Context())
+	mb := r.Mailbox()
+	out := &modernOutbound{mb: mb}
+	call.Outbound = out
 	attrsCtx := r.Context()
 	go func() {
 		defer cancel()
 		var reply Reply
-		state, err := t.engine.NewState(ctx, Rev20260728)
+		state, err := t.engine.NewState(ctx, call.Revision)
 		if err != nil {
 			t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
 			reply.Err = errInternal
 		} else {
-			reply = t.engine.Dispatch(ctx, &call, state)
+			reply = t.engine.Dispatch(ctx, call, state)
 		}
-		status := http.StatusOK
 		if reply.Err != nil {
 			t.attrs(attrsCtx, slog.Int(AttrErrorCode, reply.Err.Code))
-			status = modernStatus(reply.Err)
-			out.finish(appendModernError(nil, id, reply.Err), status)
+			out.finish(encodeErr(call.ID, reply.Err))
 			return
 		}
-		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), id), status)
+		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID), http.StatusOK)
 	}()
 	first, err := mb.Receive(r.Context())
 	if err != nil {

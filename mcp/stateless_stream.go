@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
-	"github.com/saguaro-go/saguaro/sse"
 )
 
 // wantsProgress reports whether a request's params carry
@@ -44,50 +41,14 @@ func (t *transport) statelessStreaming(msg *jsonrpc.Message) bool {
 	return ok && info.Mode == ModeStreaming && wantsProgress(msg.Params)
 }
 
-// statelessCall runs a stateless legacy call on its own goroutine: its
-// progress and log notifications stream on the response (started by the
-// first one) and the result ends it; a call that emits nothing is answered
-// as JSON. Closing the stream cancels the call (there is no session to
-// resume it in). It shares the modern era's stream plumbing, which has the
-// same shape: one call, one response stream, no server→client requests.
+// statelessCall runs a stateless legacy call on its own goroutine (see
+// oneCallStream): its progress and log notifications stream on the
+// response and the result ends it; a call that emits nothing is answered
+// as JSON.
 func (t *transport) statelessCall(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
-	ctx, cancel := context.WithCancel(r.Context())
-	mb := r.Mailbox()
-	out := &modernOutbound{mb: mb}
-	id := msg.ID
 	call := CallOf(msg, rev)
 	call.Params = append(json.RawMessage(nil), msg.Params...) // the body is reused once Handle returns
-	call.Outbound = out
-	attrsCtx := r.Context()
-	go func() {
-		defer cancel()
-		var reply Reply
-		state, err := t.engine.NewState(ctx, rev)
-		if err != nil {
-			t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
-			reply.Err = errInternal
-		} else {
-			reply = t.engine.Dispatch(ctx, &call, state)
-		}
-		if reply.Err != nil {
-			t.attrs(attrsCtx, slog.Int(AttrErrorCode, reply.Err.Code))
-		}
-		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), id), http.StatusOK)
-	}()
-	first, err := mb.Receive(r.Context())
-	if err != nil {
-		cancel()
-		return controller.Status(http.StatusServiceUnavailable)
-	}
-	switch m := first.(type) {
-	case modernDone:
-		return controller.Buffered(m.status, jsonHeader(), m.body)
-	case modernStarted:
-		h := http.Header{}
-		sse.Headers(h)
-		mb.Every(t.keepAlive(), keepAlive{})
-		return controller.Loop(http.StatusOK, h, cancel, handleModernConn)
-	}
-	cancel()
-	return controller.Status(http.StatusInternalServerError)
+	return t.oneCallStream(r, &call, func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
+		return jsonrpc.AppendErrorResponse(nil, id, e), http.StatusOK
+	})
 }
