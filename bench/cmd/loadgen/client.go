@@ -13,16 +13,37 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
+	"github.com/saguaro-go/saguaro/bench/internal/configs"
 )
 
-// ProtocolVersion is the revision every workload speaks.
+// ProtocolVersion is the revision every workload speaks, except to the
+// 2026-07-28 configurations (configs.ProtocolModern).
 const ProtocolVersion = "2025-11-25"
+
+// modernMeta is the _meta every 2026-07-28 request carries: the revision
+// and the client capabilities, in place of initialize.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + configs.ProtocolModern +
+	`","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// modernCallHeaders are the 2026-07-28 headers of a tools/call of a tool
+// (besides MCP-Protocol-Version): Mcp-Method and Mcp-Name mirror the body.
+func modernCallHeaders(tool string) string {
+	return "Mcp-Method: tools/call\r\nMcp-Name: " + tool + "\r\n"
+}
+
+var (
+	modernEchoHeaders     = modernCallHeaders("echo")
+	modernProgressHeaders = modernCallHeaders("progress")
+)
 
 // endpoint is where one server configuration listens.
 type endpoint struct {
 	addr  string // host:port, loopback
 	path  string
 	extra []byte // extra header lines, each ending in \r\n
+	// modern: speak 2026-07-28 (no session; the revision in every
+	// request's header and _meta, with Mcp-Method and Mcp-Name).
+	modern bool
 }
 
 func newEndpoint(mcpURL string, headers map[string]string) (*endpoint, error) {
@@ -103,6 +124,12 @@ func (c *conn) redial() error {
 // do sends one request and reads the whole response. The returned body is
 // valid until the next call.
 func (c *conn) do(method string, body []byte) (check.Response, http.Header, error) {
+	return c.send(method, "", body)
+}
+
+// send is do with extra header lines for this request (each ending in
+// \r\n).
+func (c *conn) send(method, headers string, body []byte) (check.Response, http.Header, error) {
 	if c.nc == nil || c.closed {
 		if err := c.redial(); err != nil {
 			return check.Response{}, nil, err
@@ -115,8 +142,13 @@ func (c *conn) do(method string, body []byte) (check.Response, http.Header, erro
 	w = append(w, " HTTP/1.1\r\nHost: "...)
 	w = append(w, c.ep.addr...)
 	w = append(w, "\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: "...)
-	w = append(w, ProtocolVersion...)
+	if c.ep.modern {
+		w = append(w, configs.ProtocolModern...)
+	} else {
+		w = append(w, ProtocolVersion...)
+	}
 	w = append(w, "\r\n"...)
+	w = append(w, headers...)
 	if c.session != "" {
 		w = append(w, "Mcp-Session-Id: "...)
 		w = append(w, c.session...)
@@ -195,10 +227,22 @@ func (c *conn) initialize(id int64, stateful bool) error {
 func (c *conn) call(id int64, text string) error {
 	b := append(c.body[:0], `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"method":"tools/call","params":{"name":"echo","arguments":{"text":`...)
+	b = append(b, `,"method":"tools/call","params":{"name":"echo",`...)
+	if c.ep.modern {
+		b = append(b, modernMeta...)
+		b = append(b, ',')
+	}
+	b = append(b, `"arguments":{"text":`...)
 	b = strconv.AppendQuote(b, text) // text is ASCII without escapes, so this is valid JSON
 	b = append(b, `}}}`...)
 	c.body = b
+	if c.ep.modern {
+		r, _, err := c.send(http.MethodPost, modernEchoHeaders, b)
+		if err != nil {
+			return err
+		}
+		return check.CallComplete(r, id, text)
+	}
 	r, _, err := c.do(http.MethodPost, b)
 	if err != nil {
 		return err
@@ -214,10 +258,21 @@ func (c *conn) callProgress(id int64, text, token string, steps int) error {
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":`...)
 	b = strconv.AppendQuote(b, token)
+	if c.ep.modern {
+		b = append(b, `,"io.modelcontextprotocol/protocolVersion":"`+configs.ProtocolModern+
+			`","io.modelcontextprotocol/clientCapabilities":{}`...)
+	}
 	b = append(b, `},"arguments":{"text":`...)
 	b = strconv.AppendQuote(b, text)
 	b = append(b, `}}}`...)
 	c.body = b
+	if c.ep.modern {
+		r, _, err := c.send(http.MethodPost, modernProgressHeaders, b)
+		if err != nil {
+			return err
+		}
+		return check.ProgressComplete(r, id, text, token, steps)
+	}
 	r, _, err := c.do(http.MethodPost, b)
 	if err != nil {
 		return err

@@ -107,6 +107,7 @@ func startServer(o *options, phase string, cfg configs.Config, args ...string) (
 		s.stop()
 		return nil, err
 	}
+	ep.modern = cfg.IsModern()
 	s.ep = ep
 	return s, nil
 }

@@ -291,6 +291,10 @@ func renderResults(r *runResult) string {
 		if rd := r.ready(c.Name); rd != nil {
 			notes = rd.Notes
 		}
+		if c.IsModern() {
+			notes += "; the load generator speaks 2026-07-28 to it: no initialize, no session, every request carries " +
+				"`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `_meta` protocolVersion + clientCapabilities"
+		}
 		if isPending(c) {
 			status = "not measured"
 			notes = "pending: " + c.Pending
@@ -308,7 +312,7 @@ func renderResults(r *runResult) string {
 		p("Every connection is a keep-alive HTTP/1.1 connection sending one request at a time (closed loop). Stateful configurations " +
 			"initialize each connection's session first (initialize + notifications/initialized, then `Mcp-Session-Id` on every call). " +
 			"Every response is checked: HTTP 200, a JSON-RPC result for the request's id, and the echoed text equal to the text sent " +
-			"(distinct per request). Server CPU (user+sys from getrusage), allocations and bytes are the server process's own, " +
+			"(distinct per request); for the 2026-07-28 configurations also `resultType: \"complete\"`. Server CPU (user+sys from getrusage), allocations and bytes are the server process's own, " +
 			"read from its probe endpoint before and after each measured slice, summed over the slices and divided by the requests completed in them. " +
 			"req/s is the median over the slices; its × bare is the median over rounds of the ratio to bare's slice in the same round " +
 			"(higher is better). Server CPU × bare: lower is better. p50/p99 cover every request of every slice.\n\n")

@@ -143,6 +143,36 @@ func Call(r Response, wantID int64, text string) error {
 	return echoResult(env, text)
 }
 
+// CallComplete is Call for a 2026-07-28 answer: the result must also
+// carry resultType "complete".
+func CallComplete(r Response, wantID int64, text string) error {
+	env, err := message(r, wantID)
+	if err != nil {
+		return err
+	}
+	if err := complete(env); err != nil {
+		return err
+	}
+	return echoResult(env, text)
+}
+
+// complete checks that a 2026-07-28 result says resultType "complete".
+func complete(env *envelope) error {
+	var res struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := json.Unmarshal(env.Result, &res); err != nil {
+		return fail("result", "result: %v", err)
+	}
+	if res.ResultType == nil {
+		return fail("result", "2026-07-28 result without resultType: %q", clip(env.Result))
+	}
+	if *res.ResultType != "complete" {
+		return fail("result", "resultType %q, want \"complete\"", *res.ResultType)
+	}
+	return nil
+}
+
 func echoResult(env *envelope, text string) error {
 	var res callResult
 	if err := json.Unmarshal(env.Result, &res); err != nil {
@@ -173,6 +203,16 @@ type progressParams struct {
 // result. A progress notification for another token is "crosstalk": it
 // belongs to another request's stream.
 func Progress(r Response, wantID int64, text, token string, steps int) error {
+	return progress(r, wantID, text, token, steps, false)
+}
+
+// ProgressComplete is Progress for a 2026-07-28 answer: the result must
+// also carry resultType "complete".
+func ProgressComplete(r Response, wantID int64, text, token string, steps int) error {
+	return progress(r, wantID, text, token, steps, true)
+}
+
+func progress(r Response, wantID int64, text, token string, steps int, modern bool) error {
 	if r.Status == 200 && mediaType(r.ContentType) != "text/event-stream" {
 		return fail("media-type", "answered as %q, not an event stream: the progress notifications were dropped", r.ContentType)
 	}
@@ -221,6 +261,11 @@ func Progress(r Response, wantID int64, text, token string, steps int) error {
 	}
 	if got != steps {
 		return fail("progress", "%d progress notifications for %s, want %d", got, wantTok, steps)
+	}
+	if modern {
+		if err := complete(env); err != nil {
+			return err
+		}
 	}
 	return echoResult(env, text)
 }

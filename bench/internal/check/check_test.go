@@ -175,3 +175,34 @@ func TestProgress(t *testing.T) {
 		})
 	}
 }
+
+func TestCallComplete(t *testing.T) {
+	const modern = `{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}],"_meta":{}}}`
+	tests := []struct {
+		name string
+		r    Response
+		kind string // "" = must pass
+	}{
+		{"ok", jsonResp(200, modern), ""},
+		{"no resultType", jsonResp(200, okBody), "result"},
+		{"input_required", jsonResp(200, `{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","content":[{"type":"text","text":"hello"}]}}`), "result"},
+		{"wrong echo", jsonResp(200, `{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hellO"}]}}`), "echo"},
+		{"wrong id", jsonResp(200, `{"jsonrpc":"2.0","id":8,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}]}}`), "id"},
+		{"400 header mismatch", jsonResp(400, `{"jsonrpc":"2.0","id":7,"error":{"code":-32020,"message":"x"}}`), "status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CallComplete(tt.r, 7, "hello")
+			if got := kindOf(err); got != tt.kind {
+				t.Fatalf("kind %q, want %q (err %v)", got, tt.kind, err)
+			}
+		})
+	}
+}
+
+func kindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return Kind(err)
+}

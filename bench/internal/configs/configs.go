@@ -25,7 +25,23 @@ type Config struct {
 	// event stream at /events and a publish endpoint, for the fan-out
 	// workload only).
 	Kind string
+	// Protocol is the revision the load generator speaks to the server:
+	// "" for ProtocolLegacy (2025-11-25, initialize on stateful servers) or
+	// ProtocolModern (2026-07-28: stateless, no initialize, the revision and
+	// client capabilities in every request's _meta and the Mcp-Method and
+	// Mcp-Name headers). Modern configurations run the tools/call and
+	// progress workloads only.
+	Protocol string
 }
+
+// Protocol revisions the load generator speaks.
+const (
+	ProtocolLegacy = ""
+	ProtocolModern = "2026-07-28"
+)
+
+// IsModern reports whether the load generator speaks 2026-07-28 to c.
+func (c Config) IsModern() bool { return c.Protocol == ProtocolModern }
 
 // Kinds of configuration.
 const (
@@ -49,6 +65,9 @@ var All = []Config{
 	{Name: "saguaro-stateless", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless"},
 	{Name: "saguaro-stateful", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateful", Stateful: true},
 	{Name: "saguaro-stack", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stack", Stateful: true},
+	// The saguaro-stateless server, spoken to in 2026-07-28 (stateless by
+	// the revision: no initialize, no session) on the same endpoint.
+	{Name: "saguaro-modern", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless", Protocol: ProtocolModern},
 
 	// SSE fan-out (one event to every connected client): the hand-written
 	// ceiling first, then saguaro's sse.Hub feeding controller loops (what

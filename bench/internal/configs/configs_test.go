@@ -28,6 +28,12 @@ func TestTable(t *testing.T) {
 			t.Errorf("duplicate name %q", c.Name)
 		}
 		seen[c.Name] = true
+		if c.IsModern() && (c.Stateful || c.IsSSE()) {
+			t.Errorf("%s: a 2026-07-28 configuration is stateless MCP", c.Name)
+		}
+		if c.Protocol != ProtocolLegacy && c.Protocol != ProtocolModern {
+			t.Errorf("%s: unknown protocol %q", c.Name, c.Protocol)
+		}
 		if c.Pending != "" {
 			continue
 		}
