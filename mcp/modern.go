@@ -382,14 +382,45 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
+	// The params are copied: the body is reused once Handle returns, and
+	// a call may outlive it (a task keeps working in the background).
 	call := Call{Method: msg.Method, ID: msg.ID, Params: append(json.RawMessage(nil), msg.Params...),
 		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
-	return t.oneCallStream(r, &call, func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
+	encodeErr := func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
 		return appendModernError(nil, id, e), modernStatus(e)
-	})
+	}
+	if mc.logLevel == logOff && !wantsProgress(msg.Params) {
+		// Nothing can stream: logs need _meta logLevel and progress a
+		// progressToken (server→client requests are input_required
+		// results). Answer on the connection's goroutine, the fast path;
+		// a client that closes the connection still cancels the call.
+		return t.quietCall(r, &call, encodeErr)
+	}
+	return t.oneCallStream(r, &call, encodeErr)
+}
+
+// quietCall serves a call that cannot emit anything before its result
+// synchronously, as JSON.
+func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(jsonrpc.ID, *jsonrpc.Error) ([]byte, int)) controller.Reply {
+	ctx := r.Context()
+	call.Outbound = DiscardOutbound{}
+	var reply Reply
+	state, err := t.engine.NewState(ctx, call.Revision)
+	if err != nil {
+		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
+		reply.Err = errInternal
+	} else {
+		reply = t.engine.Dispatch(ctx, call, state)
+	}
+	if reply.Err != nil {
+		t.attrs(ctx, slog.Int(AttrErrorCode, reply.Err.Code))
+		body, status := encodeErr(call.ID, reply.Err)
+		return controller.Buffered(status, jsonHeader(), body)
+	}
+	return controller.Buffered(http.StatusOK, jsonHeader(), reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
 }
 
 // oneCallStream runs call on its own goroutine with a back channel that
