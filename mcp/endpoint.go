@@ -9,7 +9,8 @@ import (
 // mount on a router, plus Shutdown.
 type Endpoint struct {
 	http.Handler
-	t *transport
+	t       *transport
+	unwatch func()
 }
 
 // Shutdown ends every session (SessionOptions.OnClose hears
@@ -17,9 +18,17 @@ type Endpoint struct {
 // later requests for them get 404. Call it when the server shuts down,
 // before http.Server.Shutdown, so that event streams do not keep the
 // server waiting. The endpoint goes on serving: new sessions may start.
-// ctx bounds nothing today; it is there so that stores that persist
-// sessions can be given time.
+// ctx bounds the whole.
+//
+// With a Cluster, sessions are not ended for the client: each is released
+// in the store, and the client's next request, on whichever replica,
+// takes it over (with its record, saved state and GET stream log). The
+// endpoint stops hearing the cluster's notices; Shutdown is then its last
+// call.
 func (e *Endpoint) Shutdown(ctx context.Context) error {
+	if e.unwatch != nil {
+		defer e.unwatch()
+	}
 	tab := e.t.sessions
 	if tab == nil {
 		return nil

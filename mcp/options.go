@@ -24,6 +24,14 @@ type Options struct {
 	// compute.
 	Sessions *SessionOptions
 
+	// Cluster shares the sessions with the other replicas of this server
+	// (package mcpredis implements it on Redis), so that a plain load
+	// balancer with no stickiness can spread one session's requests over
+	// them; see Cluster for what moves and what is lost when a replica
+	// dies. It implies Sessions (with the defaults when Sessions is nil).
+	// nil keeps sessions in this process.
+	Cluster Cluster
+
 	// JSONResponse answers every POST with application/json, even when
 	// the client accepts an event stream; progress and log notifications
 	// of such a call are then dropped, and server→client requests go to

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -70,6 +71,9 @@ const (
 	CloseIdle     CloseReason = "idle"     // reaped after IdleTimeout
 	CloseShutdown CloseReason = "shutdown" // Endpoint.Shutdown
 	CloseEnded    CloseReason = "ended"    // ended by the server otherwise
+	// CloseMoved: another replica of the Cluster took the session over
+	// (this one was thought dead); the session goes on there.
+	CloseMoved CloseReason = "moved"
 )
 
 func (o *SessionOptions) withDefaults() SessionOptions {
@@ -107,14 +111,13 @@ type sessionTable struct {
 	opts SessionOptions
 	mu   sync.RWMutex
 	m    map[string]*session
+	// cluster shares the sessions with other replicas; nil keeps them
+	// here (cluster_session.go).
+	cluster Cluster
 }
 
 func newSessionTable(t *transport, o *SessionOptions) *sessionTable {
-	tab := &sessionTable{t: t, opts: o.withDefaults(), m: map[string]*session{}}
-	if n := t.engine.notifier; n != nil {
-		n.OnChange(tab.changed)
-	}
-	return tab
+	return &sessionTable{t: t, opts: o.withDefaults(), m: map[string]*session{}, cluster: t.opts.Cluster}
 }
 
 // session is one client's session. It holds no goroutine while idle: its
@@ -130,6 +133,10 @@ type session struct {
 	logLevel    atomic.Uint32
 	initialized atomic.Bool
 	lastActive  atomic.Int64
+	// lastKept is when the cluster's record was last kept alive (Create,
+	// Save or Touch); keeping is true while a Touch is under way.
+	lastKept atomic.Int64
+	keeping  atomic.Bool
 
 	mu         sync.Mutex
 	ended      bool
@@ -168,9 +175,12 @@ func (tab *sessionTable) count() int {
 	return len(tab.m)
 }
 
-// add creates and registers a session, or returns false when the table is
-// full.
-func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabilities, state any) (*session, bool) {
+// errTableFull: MaxSessions are live.
+var errTableFull = errors.New("mcp: too many sessions")
+
+// add creates and registers a session: errTableFull when the table is
+// full, or the cluster's error when it could not record the session.
+func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabilities, state any) (*session, error) {
 	s := &session{
 		tab:      tab,
 		id:       newSessionID(),
@@ -186,17 +196,25 @@ func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabi
 	tab.mu.Lock()
 	if len(tab.m) >= tab.opts.MaxSessions {
 		tab.mu.Unlock()
-		return nil, false
+		return nil, errTableFull
 	}
 	tab.m[s.id] = s
 	tab.mu.Unlock()
+	if tab.cluster != nil {
+		if err := tab.create(r.Context(), s); err != nil {
+			tab.mu.Lock()
+			delete(tab.m, s.id)
+			tab.mu.Unlock()
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
 	s.mu.Unlock()
 	if fn := tab.opts.OnOpen; fn != nil {
 		fn(r, s.id)
 	}
-	return s, true
+	return s, nil
 }
 
 // lookup finds the request's session: (nil, nil) when the request names
@@ -215,6 +233,11 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 	tab.mu.RLock()
 	s := tab.m[ids[0]]
 	tab.mu.RUnlock()
+	if s == nil && tab.cluster != nil {
+		// Another replica's session, or one this replica must take
+		// over: cluster_session.go.
+		return tab.remote(r, ids[0])
+	}
 	if s == nil || (tab.t.opts.Identity != nil && tab.t.opts.Identity(r) != s.identity) {
 		// Another identity's session is reported exactly like an
 		// unknown one: its existence is not revealed.
@@ -222,6 +245,9 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 			"Session not found"))
 	}
 	s.touch()
+	if tab.cluster != nil {
+		s.keep()
+	}
 	return s, nil
 }
 
@@ -323,6 +349,9 @@ func (s *session) endBecause(reason CloseReason) {
 		delete(s.tab.m, s.id)
 	}
 	s.tab.mu.Unlock()
+	if s.tab.cluster != nil {
+		s.tab.forget(s, reason)
+	}
 	if fn := s.tab.opts.OnClose; fn != nil {
 		fn(s.id, reason)
 	}
@@ -363,6 +392,9 @@ func (s *session) cancelCall(id jsonrpc.ID) {
 
 // apply records a call's session-level effect.
 func (s *session) apply(e *Effect) {
+	if s.tab.cluster != nil {
+		defer s.saveAfter(e.Kind)
+	}
 	switch e.Kind {
 	case EffectInitialized:
 		s.initialized.Store(true)
@@ -391,9 +423,9 @@ func (s *session) subscribed(uri string) bool {
 	return ok
 }
 
-// changed turns a registry change into notifications on the GET stream of
-// every live session concerned.
-func (tab *sessionTable) changed(c Change) {
+// changeFrame is the notification of a registry change, nil for a kind
+// sessions do not hear of.
+func changeFrame(c Change) []byte {
 	method := ""
 	switch c.Kind {
 	case ToolsChanged:
@@ -405,14 +437,26 @@ func (tab *sessionTable) changed(c Change) {
 	case ResourceUpdated:
 		method = "notifications/resources/updated"
 	default:
-		return
+		return nil
 	}
-	var frame []byte
 	if c.Kind == ResourceUpdated {
 		params := jsonrpc.AppendString([]byte(`{"uri":`), c.URI)
-		frame = jsonrpc.AppendNotification(nil, method, append(params, '}'))
-	} else {
-		frame = jsonrpc.AppendNotification(nil, method, nil)
+		return jsonrpc.AppendNotification(nil, method, append(params, '}'))
+	}
+	return jsonrpc.AppendNotification(nil, method, nil)
+}
+
+// changed turns a registry change into notifications on the GET stream of
+// every live session concerned. In a cluster the change is announced
+// instead, and reaches every replica's sessions through their logs.
+func (tab *sessionTable) changed(c Change) {
+	frame := changeFrame(c)
+	if frame == nil {
+		return
+	}
+	if tab.cluster != nil {
+		tab.cluster.Announce(c, frame)
+		return
 	}
 	tab.mu.RLock()
 	targets := make([]*session, 0, len(tab.m))

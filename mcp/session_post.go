@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -19,6 +20,7 @@ var (
 	errAlreadyInitialized   = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: the session is already initialized")
 	errOverloaded           = jsonrpc.NewError(jsonrpc.InternalError, "Server overloaded: too many requests queued in this session")
 	errTooManySessions      = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: too many sessions")
+	errStoreUnavailable     = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: the session store did not answer")
 	jsonrpcNotAcceptableSSE = jsonrpc.NewError(jsonrpc.InvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 )
 
@@ -49,12 +51,17 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message)
 	if reply.Err != nil || reply.Effect.Kind != EffectInitialize {
 		return t.answer(r.Request, msg, &reply)
 	}
-	s, ok := tab.add(r.Request, reply.Effect.Revision, reply.Effect.Client, reply.State)
-	if !ok {
+	s, err := tab.add(r.Request, reply.Effect.Revision, reply.Effect.Client, reply.State)
+	if err != nil {
+		e, retry := errTooManySessions, "5"
+		if err != errTableFull {
+			t.log.ErrorContext(r.Context(), "mcp: the cluster could not record a new session", slog.Any("err", err))
+			e, retry = errStoreUnavailable, "1"
+		}
 		h := jsonHeader()
-		h.Set("Retry-After", "5")
+		h.Set("Retry-After", retry)
 		return controller.Buffered(http.StatusServiceUnavailable, h,
-			jsonrpc.AppendErrorResponse(nil, msg.ID, errTooManySessions))
+			jsonrpc.AppendErrorResponse(nil, msg.ID, e))
 	}
 	t.attrs(r.Context(), slogString(AttrSession, s.id))
 	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
@@ -137,6 +144,9 @@ func (s *session) dispatchSync(r *http.Request, _ Revision, msg *jsonrpc.Message
 		}
 		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
 		s.setState(reply.State)
+		if s.tab.cluster != nil {
+			s.save() // the new state, for a replica that takes over
+		}
 		s.releaseSlot()
 	}
 	s.apply(&reply.Effect)
@@ -275,12 +285,24 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 		s.pending = map[int64]chan outcome{}
 	}
 	s.pending[id] = ch
-	st.emitLocked(jsonrpc.AppendRequest(nil, jsonrpc.Int(id), method, params))
-	s.mu.Unlock()
+	frame := jsonrpc.AppendRequest(nil, jsonrpc.Int(id), method, params)
+	published := true
+	if st.id == 0 && s.tab.cluster != nil {
+		// The GET stream of a clustered session is the cluster's log.
+		s.mu.Unlock()
+		published = st.publish(frame)
+	} else {
+		st.emitLocked(frame)
+		s.mu.Unlock()
+	}
 	forget := func() {
 		s.mu.Lock()
 		delete(s.pending, id)
 		s.mu.Unlock()
+	}
+	if !published {
+		forget()
+		return nil, fmt.Errorf("%s: %w", method, ErrStoreUnavailable)
 	}
 	select {
 	case o := <-ch:

@@ -122,6 +122,9 @@ func (st *stream) primingFrame(after int64) []byte {
 // false when the session has ended.
 func (st *stream) emit(data []byte) bool {
 	s := st.s
+	if st.id == 0 && s.tab.cluster != nil {
+		return st.publish(data)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -168,8 +171,12 @@ func (st *stream) emitLocked(data []byte) {
 			_ = st.mb.Send(streamStarted{})
 		}
 	}
-	seq := st.next
-	st.next++
+	st.appendLocked(st.next, data)
+}
+
+// appendLocked adds the event seq (st.next or later) to the log.
+func (st *stream) appendLocked(seq int64, data []byte) {
+	st.next = seq + 1
 	frame := st.eventFrame(seq, data)
 	st.log = append(st.log, streamEvent{seq: seq, frame: frame})
 	st.logBytes += len(frame)
@@ -458,6 +465,13 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	}
 	if s == nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
+	}
+	if tab.cluster != nil {
+		// The GET stream of a clustered session is the cluster's log:
+		// read what this replica has not heard of yet, then attach.
+		if err := s.standalone().sync(r.Context()); err != nil {
+			return tab.unavailable(r.Request, err)
+		}
 	}
 	mb := r.Mailbox()
 	s.mu.Lock()

@@ -313,7 +313,7 @@ func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, mc *mode
 	p = append(p, "}}"...)
 	_ = mb.Send(modernFrame{data: jsonrpc.AppendNotification(nil, "notifications/subscriptions/acknowledged", p)})
 	if e.notifier != nil {
-		mb.Defer(e.notifier.OnChange(l.onChange))
+		mb.Defer(t.changes.OnChange(l.onChange))
 	}
 	if len(l.tasks) > 0 {
 		// Watch first, then report each named task's current state, so

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
@@ -26,6 +27,13 @@ type transport struct {
 	hosts    map[string]bool
 	allow    string // the Allow header of a 405
 	sessions *sessionTable
+	// changes fans registry changes out to subscriptions/listen streams:
+	// this replica's own changes and, in a cluster, the other replicas'.
+	changes changeHub
+	// In a cluster: the endpoint itself (a relay that finds the owner
+	// gone serves the request again here) and the relays' HTTP client.
+	self  http.Handler
+	relay *http.Transport
 }
 
 // Controller returns the MCP endpoint as an http.Handler, ready to mount
@@ -44,7 +52,12 @@ type transport struct {
 // full table.
 func Controller(opts *Options) *Endpoint {
 	t := newTransport(opts)
-	return &Endpoint{Handler: t.handler(), t: t}
+	t.self = t.handler()
+	e := &Endpoint{Handler: t.self, t: t}
+	if c := t.opts.Cluster; c != nil {
+		e.unwatch = c.Watch(t.notice)
+	}
+	return e
 }
 
 // newTransport checks and completes the options and builds the transport.
@@ -74,11 +87,75 @@ func newTransport(opts *Options) *transport {
 		t.hosts[strings.ToLower(h)] = true
 	}
 	t.allow = "POST"
+	if t.opts.Cluster != nil && t.opts.Sessions == nil {
+		t.opts.Sessions = &SessionOptions{}
+	}
 	if t.opts.Sessions != nil {
 		t.allow = "GET, POST, DELETE"
 		t.sessions = newSessionTable(t, t.opts.Sessions)
 	}
+	if t.opts.Cluster != nil {
+		t.relay = newRelayTransport()
+	}
+	if n := t.engine.notifier; n != nil {
+		n.OnChange(t.changed)
+	}
 	return t
+}
+
+// changed hears a change of this replica's registry.
+func (t *transport) changed(c Change) {
+	t.changes.fire(c)
+	if t.sessions != nil {
+		t.sessions.changed(c)
+	}
+}
+
+// notice handles what the cluster tells this replica.
+func (t *transport) notice(n Notice) {
+	if n.Kind == NoticeChange {
+		t.changes.fire(n.Change)
+		return
+	}
+	if t.sessions != nil {
+		t.sessions.notice(n)
+	}
+}
+
+// changeHub is a set of change listeners.
+type changeHub struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(Change)
+}
+
+// OnChange registers fn; the returned function removes it.
+func (h *changeHub) OnChange(fn func(Change)) (remove func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fns == nil {
+		h.fns = map[int]func(Change){}
+	}
+	id := h.next
+	h.next++
+	h.fns[id] = fn
+	return func() {
+		h.mu.Lock()
+		delete(h.fns, id)
+		h.mu.Unlock()
+	}
+}
+
+func (h *changeHub) fire(c Change) {
+	h.mu.Lock()
+	fns := make([]func(Change), 0, len(h.fns))
+	for _, fn := range h.fns {
+		fns = append(fns, fn)
+	}
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn(c)
+	}
 }
 
 // handler serves the transport as a controller.

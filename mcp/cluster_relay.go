@@ -1,0 +1,165 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// relayHeader marks a request one replica relays to the owner of its
+// session, with the owner's replica id. A replica never relays a request
+// that carries it (no loops), and answers 421 when it is not the replica
+// named (another process now listens at the owner's old address). A
+// client that sends it gains nothing: the worst it gets is a 421 or 503.
+const relayHeader = "Saguaro-Relay"
+
+// errMisdirected: the owner's address now belongs to another replica.
+var errMisdirected = errors.New("mcp: relay reached another replica")
+
+var errRelayFailed = jsonrpc.NewError(jsonrpc.InternalError, "Bad Gateway: the replica that runs this session did not answer")
+
+// newRelayTransport is the HTTP client side of relays: keep-alive
+// connections to the other replicas, no overall timeout (a relayed event
+// stream lasts as long as the client listens), a short dial timeout (a
+// dead owner is noticed fast).
+func newRelayTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0,
+		DisableCompression:    true,
+	}
+}
+
+type relayDepthKey struct{}
+
+// relay answers a request for a session that another replica runs by
+// relaying it there: the owner's answer, JSON or an event stream, flows
+// back unchanged. When the owner cannot be reached the session is taken
+// over here and the request served as if it had landed on its owner.
+func (tab *sessionTable) relay(rec *SessionRecord, target string) controller.Reply {
+	return controller.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tab.serveRelay(w, r, rec, target)
+	}))
+}
+
+func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec *SessionRecord, target string) {
+	t := tab.t
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		t.log.ErrorContext(r.Context(), "mcp: a replica's relay URL is not a URL", slog.String("url", target))
+		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
+		return
+	}
+	// The body is kept, so that a relay that cannot connect can be
+	// served here after all. It is bounded like every POST body.
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		body, err = io.ReadAll(io.LimitReader(r.Body, t.opts.MaxBodyBytes+1))
+		if err != nil {
+			writeRelayError(w, http.StatusBadRequest, errBodyRead)
+			return
+		}
+		if int64(len(body)) > t.opts.MaxBodyBytes {
+			writeRelayError(w, http.StatusRequestEntityTooLarge, errBodyTooLarge)
+			return
+		}
+	}
+	var failed error
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = u.Scheme, u.Host
+			pr.Out.URL.Path, pr.Out.URL.RawPath = u.Path, u.RawPath
+			pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+			// The owner checks Host and Origin as this replica did.
+			pr.Out.Host = pr.In.Host
+			pr.Out.Header.Set(relayHeader, rec.Owner)
+		},
+		Transport:     t.relay,
+		FlushInterval: -1,
+		// A relayed stream cut short (the owner died, the client left)
+		// is not news: debug level.
+		ErrorLog: slog.NewLogLogger(t.log.Handler(), slog.LevelDebug),
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusMisdirectedRequest {
+				resp.Body.Close()
+				return errMisdirected
+			}
+			return nil
+		},
+	}
+	proxy.ErrorHandler = func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err }
+	proxy.ServeHTTP(w, withBody(r, body))
+	if failed == nil || r.Context().Err() != nil {
+		return
+	}
+	if !ownerGone(failed) || r.Context().Value(relayDepthKey{}) != nil {
+		t.log.WarnContext(r.Context(), "mcp: relay to a session's replica failed",
+			slog.String(AttrSession, rec.ID), slog.String("replica", rec.Owner), slog.Any("err", failed))
+		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
+		return
+	}
+	// The owner is gone: claim the session and serve the request again,
+	// once; it now finds the session here (or relays to whoever claimed
+	// it first).
+	ctx, cancel := clusterContext(r.Context())
+	_, err = tab.cluster.Claim(ctx, rec.ID, rec.Owner)
+	cancel()
+	if err != nil {
+		t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
+		writeRelayError(w, http.StatusServiceUnavailable, errStoreUnavailable)
+		return
+	}
+	again := withBody(r.WithContext(context.WithValue(r.Context(), relayDepthKey{}, true)), body)
+	again.Header = r.Header.Clone()
+	again.Header.Del(relayHeader)
+	t.self.ServeHTTP(w, again)
+}
+
+// withBody is r with a fresh reader over body.
+func withBody(r *http.Request, body []byte) *http.Request {
+	r2 := r.Clone(r.Context())
+	if body == nil {
+		r2.Body = http.NoBody
+		r2.ContentLength = 0
+		return r2
+	}
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return r2
+}
+
+// ownerGone reports whether a relay failed because nothing runs at the
+// owner's address any more (or another replica does).
+func ownerGone(err error) bool {
+	if errors.Is(err, errMisdirected) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func writeRelayError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", "1")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, e))
+}

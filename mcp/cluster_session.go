@@ -1,0 +1,439 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// The session table's side of a Cluster (cluster.go): records kept in
+// the store, requests for other replicas' sessions relayed
+// (cluster_relay.go) or taken over, the GET stream backed by the store's
+// log.
+
+// clusterTimeout bounds each call to the cluster's store: a store that is
+// down fails requests fast.
+const clusterTimeout = 2 * time.Second
+
+// ErrStoreUnavailable is returned by a server→client request of a
+// clustered session whose store did not answer.
+var ErrStoreUnavailable = errors.New("mcp: session store unavailable")
+
+// recordTTL is how long the store keeps an untouched record: a little
+// longer than the owner would keep the session idle, so that a session
+// whose owner died expires about when it would have been reaped.
+func (tab *sessionTable) recordTTL() time.Duration {
+	return tab.opts.IdleTimeout + time.Minute
+}
+
+func clusterContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(parent), clusterTimeout)
+}
+
+// create records a new session.
+func (tab *sessionTable) create(ctx context.Context, s *session) error {
+	ctx, cancel := clusterContext(ctx)
+	defer cancel()
+	if err := tab.cluster.Create(ctx, s.record(), tab.recordTTL()); err != nil {
+		return err
+	}
+	s.lastKept.Store(time.Now().UnixNano())
+	return nil
+}
+
+// record is what the cluster keeps of s.
+func (s *session) record() *SessionRecord {
+	tab := s.tab
+	rec := &SessionRecord{
+		ID:          s.id,
+		Owner:       tab.cluster.Self().ID,
+		Identity:    s.identity,
+		Revision:    s.revision,
+		Client:      s.client,
+		LogLevel:    LogLevel(s.logLevel.Load()),
+		Initialized: s.initialized.Load(),
+		Movable:     true,
+	}
+	s.mu.Lock()
+	for u := range s.subs {
+		rec.Subscriptions = append(rec.Subscriptions, u)
+	}
+	if st := s.streams[0]; st != nil {
+		rec.Seq = st.next - 1
+	}
+	s.mu.Unlock()
+	slices.Sort(rec.Subscriptions)
+	if !tab.t.engine.Stateless() {
+		codec, ok := tab.t.opts.Handler.(StateCodec)
+		if !ok {
+			rec.Movable = false
+		} else if b, err := codec.EncodeState(s.snapshot()); err != nil {
+			tab.t.log.Error("mcp: session state could not be encoded; the session cannot move",
+				slog.String(AttrSession, s.id), slog.Any("err", err))
+			rec.Movable = false
+		} else {
+			rec.State = b
+		}
+	}
+	return rec
+}
+
+// save records the session's metadata and state. A store that does not
+// answer is logged: the session goes on here, and only a take-over would
+// miss the change.
+func (s *session) save() {
+	ctx, cancel := clusterContext(context.Background())
+	defer cancel()
+	err := s.tab.cluster.Save(ctx, s.record(), s.tab.recordTTL())
+	switch {
+	case errors.Is(err, ErrSessionMoved):
+		s.endBecause(CloseMoved)
+		return
+	case errors.Is(err, ErrSessionUnknown):
+		return // it ended meanwhile
+	}
+	if err != nil {
+		s.tab.t.log.Warn("mcp: the session store did not record a change",
+			slog.String(AttrSession, s.id), slog.Any("err", err))
+		return
+	}
+	s.lastKept.Store(time.Now().UnixNano())
+}
+
+// saveAfter saves the session after an effect that changed its record.
+func (s *session) saveAfter(k EffectKind) {
+	switch k {
+	case EffectInitialized, EffectSetLogLevel, EffectSubscribe, EffectUnsubscribe:
+		s.save()
+	}
+}
+
+// keep refreshes the record's lifetime in the store, at most every
+// quarter of the idle timeout, without holding up the request.
+func (s *session) keep() {
+	every := s.tab.opts.IdleTimeout / 4
+	if time.Since(time.Unix(0, s.lastKept.Load())) < every || !s.keeping.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.keeping.Store(false)
+		ctx, cancel := clusterContext(context.Background())
+		defer cancel()
+		if err := s.tab.cluster.Touch(ctx, s.id, s.tab.recordTTL()); err == nil {
+			s.lastKept.Store(time.Now().UnixNano())
+		}
+	}()
+}
+
+// forget tells the cluster that s ended: a session that moved away is
+// someone else's now, one shut down is released for another replica to
+// take, any other is gone.
+func (tab *sessionTable) forget(s *session, reason CloseReason) {
+	ctx, cancel := clusterContext(context.Background())
+	defer cancel()
+	var err error
+	switch reason {
+	case CloseMoved:
+		return
+	case CloseShutdown:
+		err = tab.cluster.Release(ctx, s.id)
+	default:
+		err = tab.cluster.End(ctx, s.id)
+	}
+	if err != nil {
+		tab.t.log.Warn("mcp: the session store did not hear that a session ended",
+			slog.String(AttrSession, s.id), slog.String("reason", string(reason)), slog.Any("err", err))
+	}
+}
+
+// unavailable answers a request the store could not serve: 503, try
+// again shortly.
+func (tab *sessionTable) unavailable(r *http.Request, err error) controller.Reply {
+	tab.t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
+	h := jsonHeader()
+	h.Set("Retry-After", "1")
+	return controller.Buffered(http.StatusServiceUnavailable, h,
+		jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, errStoreUnavailable))
+}
+
+var errSessionMoving = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: the session is moving between replicas; try again")
+
+// remote serves the lookup of a session this replica does not hold: 404
+// when the cluster does not know it either (or it is another identity's),
+// a relay to its owner, or a take-over when its owner is gone.
+func (tab *sessionTable) remote(r *http.Request, id string) (*session, controller.Reply) {
+	c := tab.cluster
+	self := c.Self()
+	relayed := r.Header.Get(relayHeader)
+	if relayed != "" && relayed != self.ID {
+		// Sent to a replica that used to listen at this address.
+		return nil, errorReply(http.StatusMisdirectedRequest, jsonrpc.NewError(jsonrpc.InvalidRequest,
+			"Misdirected Request: this replica is not "+relayed))
+	}
+	ctx, cancel := clusterContext(r.Context())
+	defer cancel()
+	for range 3 {
+		rec, err := c.Load(ctx, id)
+		if errors.Is(err, ErrSessionUnknown) {
+			return nil, errorReply(http.StatusNotFound, errSessionNotFound)
+		}
+		if err != nil {
+			return nil, tab.unavailable(r, err)
+		}
+		if tab.t.opts.Identity != nil && tab.t.opts.Identity(r) != rec.Identity {
+			return nil, errorReply(http.StatusNotFound, errSessionNotFound)
+		}
+		switch {
+		case rec.Owner == self.ID:
+			// Recorded as this replica's but not here: taken over
+			// a moment ago by a concurrent request.
+			return tab.adopt(ctx, r, rec)
+		case rec.Owner != "":
+			url, err := c.Locate(ctx, rec.Owner)
+			if err == nil {
+				if relayed != "" {
+					// Never relay twice: the owner changed
+					// while this request travelled.
+					return nil, moving()
+				}
+				return nil, tab.relay(rec, url)
+			}
+			if !errors.Is(err, ErrReplicaGone) {
+				return nil, tab.unavailable(r, err)
+			}
+		}
+		won, err := c.Claim(ctx, id, rec.Owner)
+		if err != nil {
+			return nil, tab.unavailable(r, err)
+		}
+		if won {
+			rec.Owner = self.ID
+			return tab.adopt(ctx, r, rec)
+		}
+		// Another replica claimed it first: look again.
+	}
+	return nil, moving()
+}
+
+func moving() controller.Reply {
+	h := jsonHeader()
+	h.Set("Retry-After", "1")
+	return controller.Buffered(http.StatusServiceUnavailable, h,
+		jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, errSessionMoving))
+}
+
+// adopt rebuilds a session this replica now owns from its record and its
+// GET stream's log.
+func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *SessionRecord) (*session, controller.Reply) {
+	tab.mu.RLock()
+	s := tab.m[rec.ID]
+	tab.mu.RUnlock()
+	if s != nil {
+		return s, nil
+	}
+	var state any
+	if !rec.Movable {
+		tab.t.log.InfoContext(r.Context(), "mcp: a session whose state cannot move lost its replica; it ends",
+			slog.String(AttrSession, rec.ID))
+		_ = tab.cluster.End(ctx, rec.ID)
+		return nil, errorReply(http.StatusNotFound, errSessionNotFound)
+	}
+	if rec.State != nil {
+		codec, _ := tab.t.opts.Handler.(StateCodec)
+		var err error
+		if codec == nil {
+			err = errors.New("the handler is no StateCodec")
+		} else {
+			state, err = codec.DecodeState(rec.State)
+		}
+		if err != nil {
+			tab.t.log.ErrorContext(r.Context(), "mcp: a moved session's state could not be decoded; it ends",
+				slog.String(AttrSession, rec.ID), slog.Any("err", err))
+			_ = tab.cluster.End(ctx, rec.ID)
+			return nil, errorReply(http.StatusNotFound, errSessionNotFound)
+		}
+	}
+	events, err := tab.cluster.Events(ctx, rec.ID, 0)
+	if err != nil {
+		return nil, tab.unavailable(r, err)
+	}
+	s = &session{
+		tab:      tab,
+		id:       rec.ID,
+		identity: rec.Identity,
+		revision: rec.Revision,
+		client:   rec.Client,
+		done:     make(chan struct{}),
+		state:    state,
+	}
+	s.logLevel.Store(uint32(rec.LogLevel))
+	s.initialized.Store(rec.Initialized)
+	if len(rec.Subscriptions) > 0 {
+		s.subs = make(map[string]struct{}, len(rec.Subscriptions))
+		for _, u := range rec.Subscriptions {
+			s.subs[u] = struct{}{}
+		}
+	}
+	// Ids this session's previous owner handed out (server→client
+	// requests, response streams) must not be reused: an answer to a
+	// request that died with it, or a Last-Event-ID of one of its
+	// streams, must not reach a new one.
+	base := freshBase()
+	s.nextReq, s.nextStream = base, base
+	st := s.streamLocked(0)
+	for _, ev := range events {
+		st.appendLocked(ev.Seq, ev.Data)
+	}
+	if rec.Seq >= st.next {
+		st.next = rec.Seq + 1
+	}
+	st.delivered = st.next - 1
+	s.touch()
+	s.lastKept.Store(time.Now().UnixNano())
+
+	tab.mu.Lock()
+	if other := tab.m[rec.ID]; other != nil {
+		tab.mu.Unlock()
+		return other, nil
+	}
+	if len(tab.m) >= tab.opts.MaxSessions {
+		tab.mu.Unlock()
+		_ = tab.cluster.Release(ctx, rec.ID)
+		return nil, moving()
+	}
+	tab.m[rec.ID] = s
+	tab.mu.Unlock()
+	s.mu.Lock()
+	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
+	s.mu.Unlock()
+	tab.t.log.InfoContext(r.Context(), "mcp: took over a session from a replica that is gone",
+		slog.String(AttrSession, rec.ID), slog.Int("events", len(events)))
+	return s, nil
+}
+
+// freshBase is a random starting point for a moved session's request and
+// stream ids, far from where its previous owner counted.
+func freshBase() int64 {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.BigEndian.Uint32(b[:])>>1+1) << 16
+}
+
+// publish appends a message to a clustered session's GET stream: to the
+// store's log first, so that every replica can replay it, then here. It
+// reports false when the store did not take it.
+func (st *stream) publish(data []byte) bool {
+	s := st.s
+	ctx, cancel := clusterContext(context.Background())
+	defer cancel()
+	seq, err := s.tab.cluster.Append(ctx, s.id, data)
+	if err != nil {
+		s.tab.t.log.Warn("mcp: the session store did not log an event",
+			slog.String(AttrSession, s.id), slog.Any("err", err))
+		return false
+	}
+	st.receive(seq, data)
+	return true
+}
+
+// receive adds event seq of the store's log to this replica's copy of the
+// GET stream when it is the next one, and reports whether events are
+// missing before it (then sync reads them).
+func (st *stream) receive(seq int64, data []byte) (gap bool) {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.ended || seq < st.next:
+		return false
+	case seq > st.next:
+		return true
+	}
+	st.appendLocked(seq, data)
+	return false
+}
+
+// sync reads the store's log after what this replica holds.
+func (st *stream) sync(ctx context.Context) error {
+	s := st.s
+	s.mu.Lock()
+	after := st.next - 1
+	s.mu.Unlock()
+	ctx, cancel := clusterContext(ctx)
+	defer cancel()
+	events, err := s.tab.cluster.Events(ctx, s.id, after)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ev := range events {
+		if ev.Seq >= st.next && !s.ended {
+			// Events the log dropped are skipped, as a client
+			// that falls behind a bounded log skips them.
+			st.appendLocked(ev.Seq, ev.Data)
+		}
+	}
+	return nil
+}
+
+// notice handles what the cluster tells this replica about its sessions.
+func (tab *sessionTable) notice(n Notice) {
+	switch n.Kind {
+	case NoticeEvent:
+		tab.mu.RLock()
+		s := tab.m[n.Session]
+		tab.mu.RUnlock()
+		if s == nil {
+			return
+		}
+		st := s.standalone()
+		if st.receive(n.Seq, n.Data) {
+			if err := st.sync(context.Background()); err != nil {
+				tab.t.log.Warn("mcp: the session store did not answer a read of its log",
+					slog.String(AttrSession, s.id), slog.Any("err", err))
+			}
+		}
+	case NoticeMoved:
+		tab.mu.RLock()
+		s := tab.m[n.Session]
+		tab.mu.RUnlock()
+		if s != nil {
+			s.endBecause(CloseMoved)
+		}
+	case NoticeReset:
+		go tab.recordAll()
+	}
+}
+
+// recordAll records every live session again, after the store lost them.
+func (tab *sessionTable) recordAll() {
+	tab.mu.RLock()
+	all := make([]*session, 0, len(tab.m))
+	for _, s := range tab.m {
+		all = append(all, s)
+	}
+	tab.mu.RUnlock()
+	for _, s := range all {
+		err := tab.create(context.Background(), s)
+		if errors.Is(err, ErrSessionMoved) {
+			s.endBecause(CloseMoved)
+			continue
+		}
+		if err != nil {
+			tab.t.log.Warn("mcp: a session could not be recorded again", slog.String(AttrSession, s.id), slog.Any("err", err))
+			return // the store is down again: the next reset retries
+		}
+	}
+	if len(all) > 0 {
+		tab.t.log.Info("mcp: recorded the live sessions again in a store that lost them", slog.Int("sessions", len(all)))
+	}
+}
