@@ -2,7 +2,7 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: test fmt-check vet unit interop tools conformance conformance-alpha bench
+.PHONY: test fmt-check vet redis unit interop tools conformance conformance-alpha bench
 
 test: fmt-check vet unit interop conformance conformance-alpha
 
@@ -13,7 +13,13 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
-unit:
+# A redis-server binary for the Redis-backed tests, which start throwaway
+# servers of their own (internal/redistest): .ci/redis.sh installs Debian's
+# package where it is missing; quiet and instant where it is there.
+redis:
+	@.ci/redis.sh
+
+unit: redis
 	$(GO) test -race -count=1 $(PKGS)
 
 # The peer SDKs' clients (go-sdk, mcp-go) against the conformance fixture:
@@ -21,7 +27,7 @@ unit:
 # Also the example app end to end (its real binary, the Go SDK client, and
 # its dashboard in headless Chromium, which .ci/chromium.sh installs from
 # Debian's packages where it is missing).
-interop:
+interop: redis
 	CHROMIUM="$$(.ci/chromium.sh)"; export CHROMIUM; \
 	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
