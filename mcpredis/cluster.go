@@ -1,0 +1,544 @@
+// Package mcpredis shares MCP sessions among the replicas of a server on
+// Redis: an [mcp.Cluster] for [mcp.Options.Cluster], so that a plain load
+// balancer with no stickiness can spread one session's requests over the
+// replicas.
+//
+//	rdb, _ := mcpredis.NewClient("redis://127.0.0.1:6379/0")
+//	cl, err := mcpredis.New(ctx, rdb, &mcpredis.Options{URL: "http://10.0.0.7:8080/mcp"})
+//	...
+//	defer cl.Close()
+//	r.Mount("/mcp", mcp.Controller(&mcp.Options{Handler: srv, Cluster: cl}))
+//
+// What Redis holds: each session's record (revision, client capabilities,
+// identity, log level, subscriptions, the handler's state when it is an
+// mcp.StateCodec), the log of its GET stream (a Redis stream, bounded by
+// Options.MaxEvents), the set of live replicas with their relay URLs
+// (each beats every Options.Heartbeat and is gone after Options.ReplicaTTL
+// without one), and the bus on which replicas hear of events, registry
+// changes and sessions taken over. What it does not hold: calls in
+// flight, their response streams, server→client requests waiting for an
+// answer; these live on the session's owner, where every request of the
+// session is relayed, and die with it (see mcp.Cluster).
+//
+// Redis keeps nothing on disk on our machines, and this package does not
+// need it to: when Redis restarts empty, every replica records its live
+// sessions again at its next heartbeat, with its GET streams' sequence
+// numbers, so event ids never repeat (the events logged before the
+// restart are lost for a replica that takes a session over later). While
+// Redis is down, requests that need it fail at once with 503 and
+// Retry-After; sessions keep serving requests that land on their owner.
+//
+// Pitfalls: the URL must reach this replica's endpoint from the other
+// replicas (not through the load balancer); every replica must serve the
+// same tools, resources and prompts; all replicas must share
+// Options.Prefix and the keys that seal cursors and requestState
+// (SharedKey); one Redis server (or a primary with replicas), not Redis
+// Cluster.
+package mcpredis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/saguaro-go/saguaro/mcp"
+)
+
+// Options configures [New]. Zero fields take the defaults.
+type Options struct {
+	// URL is this replica's MCP endpoint as the other replicas reach it,
+	// such as "http://10.0.0.7:8080/mcp". Required.
+	URL string
+	// ID names this replica; default a random one. It must be unique
+	// among the live replicas; a restarted process is a new replica.
+	ID string
+	// Prefix starts every key and the bus channel; default "saguaro:".
+	// Replicas of one service share it; services sharing a Redis must not.
+	Prefix string
+	// Heartbeat is how often this replica tells Redis it is alive;
+	// default 1s.
+	Heartbeat time.Duration
+	// ReplicaTTL is how long a replica counts as alive after its last
+	// heartbeat; default 3× Heartbeat. Its sessions are taken over by the
+	// next replica that gets a request for them after that (or at once,
+	// when a relay to it cannot connect).
+	ReplicaTTL time.Duration
+	// MaxEvents bounds each session's GET stream log; default 128.
+	MaxEvents int
+	// Logger receives Redis trouble; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Cluster is an [mcp.Cluster] on Redis. Make one per process with [New];
+// it is safe for concurrent use. Close it when the server stops.
+type Cluster struct {
+	rdb    redis.UniversalClient
+	opts   Options
+	self   mcp.Replica
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+
+	mu       sync.Mutex
+	watchers map[int]func(mcp.Notice)
+	nextW    int
+	announce chan announcement
+}
+
+type announcement struct {
+	c    mcp.Change
+	data []byte
+}
+
+// ErrNoURL is returned by [New] when Options.URL is empty.
+var ErrNoURL = errors.New("mcpredis: Options.URL is required")
+
+// NewClient returns a go-redis client for url ("redis://host:port/db")
+// tuned to fail fast when Redis is down (short dial, read and write
+// timeouts, one retry), which is what the endpoint needs to answer 503
+// at once rather than hang.
+func NewClient(url string) (*redis.Client, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("mcpredis: %w", err)
+	}
+	o.DialTimeout = 500 * time.Millisecond
+	o.ReadTimeout = time.Second
+	o.WriteTimeout = time.Second
+	o.PoolTimeout = time.Second
+	o.MaxRetries = 1
+	return redis.NewClient(o), nil
+}
+
+// New joins this replica to the cluster: it checks that Redis answers,
+// beats once, and starts beating and listening to the bus in the
+// background until Close. rdb stays the caller's (Close does not close
+// it).
+func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Cluster, error) {
+	if opts == nil || opts.URL == "" {
+		return nil, ErrNoURL
+	}
+	o := *opts
+	if o.ID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		o.ID = hex.EncodeToString(b[:])
+	}
+	if o.Prefix == "" {
+		o.Prefix = "saguaro:"
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = time.Second
+	}
+	if o.ReplicaTTL <= 0 {
+		o.ReplicaTTL = 3 * o.Heartbeat
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = 128
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	c := &Cluster{
+		rdb:      rdb,
+		opts:     o,
+		self:     mcp.Replica{ID: o.ID, URL: o.URL},
+		log:      o.Logger,
+		watchers: map[int]func(mcp.Notice){},
+		announce: make(chan announcement, 1024),
+	}
+	if _, err := c.beat(ctx); err != nil {
+		return nil, fmt.Errorf("mcpredis: %w", err)
+	}
+	// Subscribe before New returns, so that no notice sent after it is
+	// missed.
+	ps := rdb.Subscribe(ctx, o.Prefix+"bus")
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return nil, fmt.Errorf("mcpredis: subscribe: %w", err)
+	}
+	run, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.done.Add(3)
+	go c.heartbeat(run)
+	go c.listen(run, ps)
+	go c.announcer(run)
+	return c, nil
+}
+
+// Close stops beating and listening and removes this replica from the
+// live set, so that the others take its sessions over at once. It does
+// not end the sessions (mcp.Endpoint.Shutdown releases them).
+func (c *Cluster) Close() error {
+	c.cancel()
+	c.done.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return c.rdb.Del(ctx, c.key("r:", c.self.ID)).Err()
+}
+
+// Self implements mcp.Cluster.
+func (c *Cluster) Self() mcp.Replica { return c.self }
+
+func (c *Cluster) key(kind, name string) string { return c.opts.Prefix + kind + name }
+
+// SharedKey returns the secret named name, size bytes, that every
+// replica sharing this Redis and prefix gets: the first to ask creates it
+// at random. Use it for the keys that seal pagination cursors
+// (mcp.ServerOptions.CursorKey) and requestState (mcp.Options.StateKeys),
+// which must be the same on every replica. Pitfall: Redis that keeps
+// nothing on disk forgets it when it restarts, and a replica started
+// after that gets a new one; in production pass keys from your secret
+// store instead.
+func (c *Cluster) SharedKey(ctx context.Context, name string, size int) ([]byte, error) {
+	b := make([]byte, size)
+	_, _ = rand.Read(b)
+	k := c.key("k:", name)
+	if err := c.rdb.SetNX(ctx, k, b, 0).Err(); err != nil {
+		return nil, fmt.Errorf("mcpredis: shared key: %w", err)
+	}
+	v, err := c.rdb.Get(ctx, k).Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("mcpredis: shared key: %w", err)
+	}
+	return v, nil
+}
+
+// Create implements mcp.Cluster.
+func (c *Cluster) Create(ctx context.Context, rec *mcp.SessionRecord, ttl time.Duration) error {
+	return c.save(ctx, "create", rec, ttl)
+}
+
+// Save implements mcp.Cluster.
+func (c *Cluster) Save(ctx context.Context, rec *mcp.SessionRecord, ttl time.Duration) error {
+	return c.save(ctx, "save", rec, ttl)
+}
+
+func (c *Cluster) save(ctx context.Context, mode string, rec *mcp.SessionRecord, ttl time.Duration) error {
+	client := []byte("null")
+	if rec.Client != nil {
+		b, err := json.Marshal(rec.Client)
+		if err != nil {
+			return fmt.Errorf("mcpredis: client capabilities: %w", err)
+		}
+		client = b
+	}
+	subs := []byte("[]")
+	if len(rec.Subscriptions) > 0 {
+		subs, _ = json.Marshal(rec.Subscriptions)
+	}
+	n, err := saveScript.Run(ctx, c.rdb, nil, c.opts.Prefix, rec.ID, mode, c.self.ID, ttl.Milliseconds(),
+		rec.Identity, rec.Revision.String(), client, int(rec.LogLevel), flag(rec.Initialized), subs,
+		rec.State, flag(rec.Movable), rec.Seq).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("mcpredis: %s: %w", mode, err)
+	case n == 0:
+		return mcp.ErrSessionUnknown
+	case n == -2:
+		return mcp.ErrSessionMoved
+	}
+	return nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// Load implements mcp.Cluster.
+func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, error) {
+	m, err := c.rdb.HGetAll(ctx, c.key("s:", id)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("mcpredis: load: %w", err)
+	}
+	if len(m) == 0 || m["rev"] == "" {
+		return nil, mcp.ErrSessionUnknown
+	}
+	rec := &mcp.SessionRecord{
+		ID:          id,
+		Owner:       m["owner"],
+		Identity:    m["identity"],
+		Initialized: m["init"] == "1",
+		Movable:     m["movable"] == "1",
+	}
+	rev, ok := mcp.ParseRevision(m["rev"])
+	if !ok {
+		return nil, fmt.Errorf("mcpredis: load: session %s has revision %q", id, m["rev"])
+	}
+	rec.Revision = rev
+	if cl := m["client"]; cl != "" && cl != "null" {
+		rec.Client = new(mcp.ClientCapabilities)
+		if err := json.Unmarshal([]byte(cl), rec.Client); err != nil {
+			return nil, fmt.Errorf("mcpredis: load: client capabilities: %w", err)
+		}
+	}
+	if subs := m["subs"]; subs != "" && subs != "[]" {
+		if err := json.Unmarshal([]byte(subs), &rec.Subscriptions); err != nil {
+			return nil, fmt.Errorf("mcpredis: load: subscriptions: %w", err)
+		}
+	}
+	if st := m["state"]; st != "" {
+		rec.State = []byte(st)
+	}
+	level, _ := strconv.Atoi(m["level"])
+	rec.LogLevel = mcp.LogLevel(level)
+	rec.Seq, _ = strconv.ParseInt(m["seq"], 10, 64)
+	return rec, nil
+}
+
+// Touch implements mcp.Cluster.
+func (c *Cluster) Touch(ctx context.Context, id string, ttl time.Duration) error {
+	n, err := touchScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, ttl.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("mcpredis: touch: %w", err)
+	}
+	if n == 0 {
+		return mcp.ErrSessionUnknown
+	}
+	return nil
+}
+
+// Claim implements mcp.Cluster.
+func (c *Cluster) Claim(ctx context.Context, id, from string) (bool, error) {
+	n, err := claimScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, from, c.self.ID).Int()
+	if err != nil {
+		return false, fmt.Errorf("mcpredis: claim: %w", err)
+	}
+	if n < 0 {
+		return false, mcp.ErrSessionUnknown
+	}
+	return n == 1, nil
+}
+
+// Release implements mcp.Cluster.
+func (c *Cluster) Release(ctx context.Context, id string) error {
+	if err := releaseScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, c.self.ID).Err(); err != nil {
+		return fmt.Errorf("mcpredis: release: %w", err)
+	}
+	return nil
+}
+
+// End implements mcp.Cluster.
+func (c *Cluster) End(ctx context.Context, id string) error {
+	if err := endScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id).Err(); err != nil {
+		return fmt.Errorf("mcpredis: end: %w", err)
+	}
+	return nil
+}
+
+// Locate implements mcp.Cluster.
+func (c *Cluster) Locate(ctx context.Context, replica string) (string, error) {
+	url, err := c.rdb.Get(ctx, c.key("r:", replica)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", mcp.ErrReplicaGone
+	}
+	if err != nil {
+		return "", fmt.Errorf("mcpredis: locate: %w", err)
+	}
+	return url, nil
+}
+
+// Append implements mcp.Cluster.
+func (c *Cluster) Append(ctx context.Context, id string, data []byte) (int64, error) {
+	n, err := appendScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, data, c.opts.MaxEvents).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("mcpredis: append: %w", err)
+	}
+	if n < 0 {
+		return 0, mcp.ErrSessionUnknown
+	}
+	return n, nil
+}
+
+// Events implements mcp.Cluster.
+func (c *Cluster) Events(ctx context.Context, id string, after int64) ([]mcp.LoggedEvent, error) {
+	msgs, err := c.rdb.XRange(ctx, c.key("e:", id), "("+strconv.FormatInt(after, 10)+"-0", "+").Result()
+	if err != nil {
+		return nil, fmt.Errorf("mcpredis: events: %w", err)
+	}
+	out := make([]mcp.LoggedEvent, 0, len(msgs))
+	for _, m := range msgs {
+		seq, _, _ := strings.Cut(m.ID, "-")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		if err != nil {
+			continue
+		}
+		d, _ := m.Values["d"].(string)
+		out = append(out, mcp.LoggedEvent{Seq: n, Data: []byte(d)})
+	}
+	return out, nil
+}
+
+// Announce implements mcp.Cluster: the change is queued for a background
+// goroutine, which runs it on Redis in order. A queue that is full (Redis
+// far behind) drops it, logged.
+func (c *Cluster) Announce(ch mcp.Change, data []byte) {
+	select {
+	case c.announce <- announcement{c: ch, data: data}:
+	default:
+		c.log.Error("mcpredis: announcement queue full; a change notification is lost",
+			slog.Int("kind", int(ch.Kind)), slog.String("uri", ch.URI))
+	}
+}
+
+func (c *Cluster) announcer(ctx context.Context) {
+	defer c.done.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case a := <-c.announce:
+			uri := ""
+			if a.c.Kind == mcp.ResourceUpdated {
+				uri = a.c.URI
+			}
+			for attempt := 0; ; attempt++ {
+				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				err := announceScript.Run(rctx, c.rdb, nil, c.opts.Prefix, uri, a.data, c.opts.MaxEvents,
+					c.self.ID, int(a.c.Kind)).Err()
+				cancel()
+				if err == nil {
+					break
+				}
+				if attempt == 2 || ctx.Err() != nil {
+					c.log.Error("mcpredis: a change could not be announced", slog.Any("err", err))
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// Watch implements mcp.Cluster.
+func (c *Cluster) Watch(fn func(mcp.Notice)) (stop func()) {
+	c.mu.Lock()
+	id := c.nextW
+	c.nextW++
+	c.watchers[id] = fn
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.watchers, id)
+		c.mu.Unlock()
+	}
+}
+
+func (c *Cluster) notify(n mcp.Notice) {
+	c.mu.Lock()
+	fns := make([]func(mcp.Notice), 0, len(c.watchers))
+	for _, fn := range c.watchers {
+		fns = append(fns, fn)
+	}
+	c.mu.Unlock()
+	for _, fn := range fns {
+		fn(n)
+	}
+}
+
+// listen turns bus messages into notices. go-redis resubscribes by
+// itself when the connection drops; what was published meanwhile is
+// lost, which the endpoint makes up for by reading the log when it sees
+// a gap and before each GET stream attaches.
+func (c *Cluster) listen(ctx context.Context, ps *redis.PubSub) {
+	defer c.done.Done()
+	defer ps.Close()
+	ch := ps.Channel(redis.WithChannelSize(4096))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			if n, ok := c.parse(m.Payload); ok {
+				c.notify(n)
+			}
+		}
+	}
+}
+
+// parse reads one bus message, and says whether it concerns this
+// replica.
+func (c *Cluster) parse(p string) (mcp.Notice, bool) {
+	kind, rest, _ := strings.Cut(p, " ")
+	switch kind {
+	case "e":
+		id, rest, _ := strings.Cut(rest, " ")
+		seq, data, _ := strings.Cut(rest, " ")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		if err != nil {
+			return mcp.Notice{}, false
+		}
+		return mcp.Notice{Kind: mcp.NoticeEvent, Session: id, Seq: n, Data: []byte(data)}, true
+	case "c":
+		parts := strings.SplitN(rest, " ", 3)
+		if len(parts) != 3 || parts[0] == c.self.ID {
+			return mcp.Notice{}, false
+		}
+		k, _ := strconv.Atoi(parts[1])
+		return mcp.Notice{Kind: mcp.NoticeChange, Change: mcp.Change{Kind: mcp.ChangeKind(k), URI: parts[2]}}, true
+	case "m":
+		parts := strings.SplitN(rest, " ", 3)
+		if len(parts) != 3 || parts[1] != c.self.ID {
+			return mcp.Notice{}, false
+		}
+		return mcp.Notice{Kind: mcp.NoticeMoved, Session: parts[0]}, true
+	}
+	return mcp.Notice{}, false
+}
+
+// heartbeat beats every Options.Heartbeat. A beat that finds this
+// replica's key gone (Redis restarted empty, or this process stalled
+// past ReplicaTTL) tells the endpoints to record their sessions again.
+func (c *Cluster) heartbeat(ctx context.Context) {
+	defer c.done.Done()
+	tick := time.NewTicker(c.opts.Heartbeat)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		known, err := c.beat(ctx)
+		if err != nil {
+			if !failing && ctx.Err() == nil {
+				c.log.Warn("mcpredis: heartbeat failed; Redis unreachable", slog.Any("err", err))
+			}
+			failing = true
+			continue
+		}
+		if failing {
+			c.log.Info("mcpredis: Redis answers again")
+			failing = false
+		}
+		if !known {
+			c.notify(mcp.Notice{Kind: mcp.NoticeReset})
+		}
+	}
+}
+
+func (c *Cluster) beat(ctx context.Context) (known bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Heartbeat)
+	defer cancel()
+	n, err := beatScript.Run(ctx, c.rdb, nil, c.key("r:", c.self.ID), c.self.URL, c.opts.ReplicaTTL.Milliseconds()).Int()
+	return n == 1, err
+}
+
+var _ mcp.Cluster = (*Cluster)(nil)

@@ -1,0 +1,521 @@
+package mcpredis_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/saguaro-go/saguaro/internal/redistest"
+	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcpredis"
+	"github.com/saguaro-go/saguaro/sse"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// replica is one replica of a clustered endpoint, in this process, on
+// its own loopback HTTP server.
+type replica struct {
+	name string
+	srv  *httptest.Server
+	cl   *mcpredis.Cluster
+	ep   *mcp.Endpoint
+	mcp  *mcp.Server
+	// calls counts the echo calls this replica served.
+	calls atomic.Int64
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func newServer(rp *replica) *mcp.Server {
+	s := mcp.NewServer(mcp.Implementation{Name: "cluster-test", Version: "1"}, nil)
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (string, error) {
+		rp.calls.Add(1)
+		return in.Text, nil
+	}))
+	must(mcp.AddTool(s, &mcp.Tool{Name: "progress"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (string, error) {
+		for i := 1; i <= 3; i++ {
+			if err := req.Progress(ctx, float64(i), 3, in.Text); err != nil {
+				return "", err
+			}
+		}
+		return "done " + in.Text, nil
+	}))
+	must(mcp.AddTool(s, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (string, error) {
+		res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: mcp.Text(in.Text)}}})
+		if err != nil {
+			return "", err
+		}
+		return "sampled " + res.Model, nil
+	}))
+	must(mcp.AddTool(s, &mcp.Tool{Name: "touch"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (string, error) {
+		rp.mcp.ResourceUpdated(in.Text)
+		return "touched", nil
+	}))
+	must(s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	}))
+	return s
+}
+
+func startReplica(t *testing.T, name, redisURL, prefix string) *replica {
+	t.Helper()
+	rp := &replica{name: name}
+	rp.srv = httptest.NewUnstartedServer(nil)
+	rdb, err := mcpredis.NewClient(redisURL)
+	require.NoError(t, err)
+	rp.cl, err = mcpredis.New(context.Background(), rdb, &mcpredis.Options{
+		URL: "http://" + rp.srv.Listener.Addr().String() + "/mcp", Prefix: prefix,
+		Heartbeat: 200 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	rp.mcp = newServer(rp)
+	rp.ep = mcp.Controller(&mcp.Options{Handler: rp.mcp, Cluster: rp.cl,
+		Sessions: &mcp.SessionOptions{ResumeGrace: time.Second}})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", rp.ep)
+	rp.srv.Config.Handler = mux
+	rp.srv.Start()
+	t.Cleanup(func() {
+		rp.stop()
+		_ = rdb.Close()
+	})
+	return rp
+}
+
+// stop ends the replica's HTTP side at once (a crash, as far as the
+// other replicas can tell: connections refused) and then its cluster.
+func (rp *replica) stop() {
+	if rp.srv != nil {
+		rp.srv.CloseClientConnections()
+		rp.srv.Close()
+		rp.srv = nil
+	}
+	if rp.cl != nil {
+		_ = rp.ep.Shutdown(context.Background())
+		_ = rp.cl.Close()
+		rp.cl = nil
+	}
+}
+
+// roundRobin is a load balancer with no stickiness in front of the
+// replicas; it keeps the client's Host, as a real one does.
+func roundRobin(t *testing.T, targets ...*replica) *httptest.Server {
+	var n atomic.Int64
+	urls := make([]*url.URL, len(targets))
+	for i, rp := range targets {
+		urls[i], _ = url.Parse(rp.srv.URL)
+	}
+	tr := &http.Transport{}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			u := urls[int(n.Add(1))%len(urls)]
+			pr.Out.URL.Scheme, pr.Out.URL.Host = u.Scheme, u.Host
+			pr.Out.Host = pr.In.Host
+		},
+		FlushInterval: -1,
+		Transport:     tr,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		tr.CloseIdleConnections()
+	})
+	return srv
+}
+
+// client is a minimal MCP client over real HTTP, enough to watch every
+// message.
+type client struct {
+	t    *testing.T
+	url  string
+	hc   *http.Client
+	sid  string
+	next atomic.Int64
+}
+
+func newClient(t *testing.T, base string) *client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &client{t: t, url: base + "/mcp", hc: &http.Client{Transport: tr, Timeout: 20 * time.Second}}
+}
+
+func (c *client) do(method string, body []byte, header http.Header) *http.Response {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url, bytes.NewReader(body))
+	require.NoError(c.t, err)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := c.hc.Do(req)
+	require.NoError(c.t, err)
+	return resp
+}
+
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+func (c *client) initialize() {
+	c.t.Helper()
+	resp := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	defer resp.Body.Close()
+	require.Equal(c.t, http.StatusOK, resp.StatusCode)
+	c.sid = resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(c.t, c.sid)
+	resp2 := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	resp2.Body.Close()
+	require.Equal(c.t, http.StatusAccepted, resp2.StatusCode)
+}
+
+// call makes one request and returns its response and the messages that
+// came before it on its stream. onRequest answers server→client
+// requests.
+func (c *client) call(method, params string, onRequest func(rpcMsg) string) (rpcMsg, []rpcMsg) {
+	c.t.Helper()
+	id := c.next.Add(1)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+	resp := c.do(http.MethodPost, []byte(body), nil)
+	defer resp.Body.Close()
+	require.Equal(c.t, http.StatusOK, resp.StatusCode, "%s %s", method, params)
+	var before []rpcMsg
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var m rpcMsg
+		require.NoError(c.t, json.NewDecoder(resp.Body).Decode(&m))
+		return m, nil
+	}
+	r := sse.NewReader(resp.Body)
+	for {
+		ev, err := r.Next()
+		require.NoError(c.t, err, "stream of %s ended before its response", method)
+		if len(ev.Data) == 0 {
+			continue // priming
+		}
+		var m rpcMsg
+		require.NoError(c.t, json.Unmarshal(ev.Data, &m))
+		switch {
+		case m.Method != "" && m.ID != nil:
+			answer := onRequest(m)
+			resp := c.do(http.MethodPost, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, answer)), nil)
+			resp.Body.Close()
+			require.Equal(c.t, http.StatusAccepted, resp.StatusCode)
+			before = append(before, m)
+		case m.Method != "":
+			before = append(before, m)
+		case string(m.ID) == fmt.Sprint(id):
+			return m, before
+		default:
+			c.t.Fatalf("a response to another request on this stream: %s", ev.Data)
+		}
+	}
+}
+
+func (c *client) echo(text string) string {
+	c.t.Helper()
+	m, _ := c.call("tools/call", fmt.Sprintf(`{"name":"echo","arguments":{"text":%q}}`, text), nil)
+	require.Nil(c.t, m.Error)
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	require.NoError(c.t, json.Unmarshal(m.Result, &res))
+	require.Len(c.t, res.Content, 1)
+	return res.Content[0].Text
+}
+
+// cluster starts n replicas on one Redis and a round-robin proxy.
+func cluster(t *testing.T, n int) ([]*replica, *httptest.Server) {
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	redistest.DeleteOnCleanup(t, url, prefix)
+	rps := make([]*replica, n)
+	for i := range rps {
+		rps[i] = startReplica(t, fmt.Sprint("r", i), url, prefix)
+	}
+	return rps, roundRobin(t, rps...)
+}
+
+func TestOneSessionAcrossReplicas(t *testing.T) {
+	rps, lb := cluster(t, 3)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	for i := range 12 {
+		assert.Equal(t, fmt.Sprint("hi ", i), c.echo(fmt.Sprint("hi ", i)))
+	}
+	// Every call ran on the session's owner, one replica.
+	owners := 0
+	for _, rp := range rps {
+		if n := rp.calls.Load(); n > 0 {
+			owners++
+			assert.EqualValues(t, 12, n)
+		}
+	}
+	assert.Equal(t, 1, owners)
+
+	// Progress streams back through the relay, on the call's own stream.
+	res, before := c.call("tools/call", `{"name":"progress","arguments":{"text":"p"},"_meta":{"progressToken":"tok"}}`, nil)
+	require.Nil(t, res.Error)
+	require.Len(t, before, 3)
+	for i, m := range before {
+		assert.Equal(t, "notifications/progress", m.Method)
+		assert.Contains(t, string(m.Params), fmt.Sprintf(`"progress":%d`, i+1))
+		assert.Contains(t, string(m.Params), `"progressToken":"tok"`)
+	}
+
+	// Sampling: the answer is POSTed through the balancer, lands on any
+	// replica, and reaches the waiting call.
+	for range 3 {
+		res, before = c.call("tools/call", `{"name":"sample","arguments":{"text":"q"}}`, func(m rpcMsg) string {
+			assert.Equal(t, "sampling/createMessage", m.Method)
+			return `{"role":"assistant","content":{"type":"text","text":"a"},"model":"m1"}`
+		})
+		require.Nil(t, res.Error)
+		assert.Contains(t, string(res.Result), "sampled m1")
+		assert.Len(t, before, 1)
+	}
+
+	// DELETE through any replica ends it everywhere.
+	resp := c.do(http.MethodDelete, nil, nil)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	for range 3 {
+		resp := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":99,"method":"ping"}`), nil)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	}
+}
+
+// getStream opens the session's GET stream, after lastID when set, and
+// returns a channel of its events.
+func (c *client) getStream(ctx context.Context, lastID string) (<-chan sse.Event, *http.Response) {
+	c.t.Helper()
+	h := http.Header{}
+	if lastID != "" {
+		h.Set("Last-Event-ID", lastID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	require.NoError(c.t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	hc := &http.Client{Transport: c.hc.Transport}
+	resp, err := hc.Do(req)
+	require.NoError(c.t, err)
+	require.Equal(c.t, http.StatusOK, resp.StatusCode)
+	out := make(chan sse.Event, 64)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		r := sse.NewReader(resp.Body)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > 0 {
+				out <- ev
+			}
+		}
+	}()
+	return out, resp
+}
+
+func next(t *testing.T, ch <-chan sse.Event) sse.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		require.True(t, ok, "the stream ended")
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return sse.Event{}
+}
+
+func TestResourceUpdatesReachEveryReplica(t *testing.T) {
+	_, lb := cluster(t, 3)
+	subscriber := newClient(t, lb.URL)
+	subscriber.initialize()
+	res, _ := subscriber.call("resources/subscribe", `{"uri":"test://r"}`, nil)
+	require.Nil(t, res.Error)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := subscriber.getStream(ctx, "")
+
+	// Other sessions, whose owners are spread over the replicas, change
+	// the resource: the subscriber hears of each change once.
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			other := newClient(t, lb.URL)
+			other.initialize()
+			res, _ := other.call("tools/call", `{"name":"touch","arguments":{"text":"test://r"}}`, nil)
+			assert.Nil(t, res.Error, "toucher %d", i)
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for range 6 {
+		ev := next(t, events)
+		assert.Contains(t, string(ev.Data), `"notifications/resources/updated"`)
+		assert.False(t, seen[ev.ID], "event %s twice", ev.ID)
+		seen[ev.ID] = true
+	}
+	select {
+	case ev := <-events:
+		t.Fatalf("a seventh event: %s", ev.Data)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+func TestTakeOverWhenTheOwnerDies(t *testing.T) {
+	rps, lb := cluster(t, 3)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	res, _ := c.call("resources/subscribe", `{"uri":"test://r"}`, nil)
+	require.Nil(t, res.Error)
+	c.echo("before")
+	var owner *replica
+	for _, rp := range rps {
+		if rp.calls.Load() > 0 {
+			owner = rp
+		}
+	}
+	require.NotNil(t, owner)
+
+	// Two updates reach the GET stream; the client reads them.
+	ctx, cancel := context.WithCancel(context.Background())
+	events, _ := c.getStream(ctx, "")
+	other := newClient(t, lb.URL)
+	other.initialize()
+	for range 2 {
+		res, _ := other.call("tools/call", `{"name":"touch","arguments":{"text":"test://r"}}`, nil)
+		require.Nil(t, res.Error)
+	}
+	first, second := next(t, events), next(t, events)
+	cancel()
+
+	// The owner crashes. Meanwhile one more update is logged for the
+	// session.
+	owner.stop()
+	var survivor *replica
+	for _, rp := range rps {
+		if rp != owner {
+			survivor = rp
+		}
+	}
+	lb2 := roundRobin(t, rpsExcept(rps, owner)...)
+	other.url = lb2.URL + "/mcp"
+	c.url = lb2.URL + "/mcp"
+	res, _ = other.call("tools/call", `{"name":"touch","arguments":{"text":"test://r"}}`, nil)
+	require.Nil(t, res.Error)
+
+	// The session goes on elsewhere: calls work, and the GET stream
+	// resumed after the second event replays exactly the third.
+	assert.Equal(t, "after", c.echo("after"))
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	resumed, _ := c.getStream(ctx2, second.ID)
+	third := next(t, resumed)
+	assert.NotEqual(t, first.ID, third.ID)
+	assert.NotEqual(t, second.ID, third.ID)
+	assert.Contains(t, string(third.Data), `"notifications/resources/updated"`)
+	select {
+	case ev := <-resumed:
+		t.Fatalf("an event that was not missed: %s %s", ev.ID, ev.Data)
+	case <-time.After(300 * time.Millisecond):
+	}
+	_ = survivor
+}
+
+func rpsExcept(all []*replica, gone *replica) []*replica {
+	var out []*replica
+	for _, rp := range all {
+		if rp != gone {
+			out = append(out, rp)
+		}
+	}
+	return out
+}
+
+func TestRedisDownFailsFastAndRecovers(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	a := startReplica(t, "a", rs.URL(), prefix)
+	b := startReplica(t, "b", rs.URL(), prefix)
+	lb := roundRobin(t, a, b)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	c.echo("up")
+
+	rs.Stop()
+	fresh := newClient(t, lb.URL)
+	start := time.Now()
+	resp := fresh.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.Contains(t, string(body), "session store")
+	assert.Less(t, time.Since(start), 3*time.Second)
+
+	rs.Restart()
+	// After its next heartbeat each replica records its sessions again:
+	// the old session goes on, on whichever replica requests land.
+	require.Eventually(t, func() bool {
+		resp := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`), nil)
+		resp.Body.Close()
+		resp2 := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":8,"method":"ping"}`), nil)
+		resp2.Body.Close()
+		return resp.StatusCode == http.StatusOK && resp2.StatusCode == http.StatusOK
+	}, 10*time.Second, 100*time.Millisecond)
+	for range 4 {
+		assert.Equal(t, "again", c.echo("again"))
+	}
+	fresh.initialize()
+	assert.Equal(t, "new", fresh.echo("new"))
+}
