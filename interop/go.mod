@@ -1,6 +1,6 @@
 module github.com/saguaro-go/saguaro/interop
 
-go 1.25.5
+go 1.26.0
 
 replace github.com/saguaro-go/saguaro => ../
 
@@ -29,7 +29,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
