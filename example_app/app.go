@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"embed"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcpredis"
 	"github.com/saguaro-go/saguaro/middleware"
 	"github.com/saguaro-go/saguaro/sse"
 )
@@ -29,7 +32,16 @@ type config struct {
 	Secret []byte
 	// DataFile persists the tasks; "" keeps them in memory.
 	DataFile string
+	// RedisURL, when set, shares the MCP sessions with the other
+	// replicas on Redis; ReplicaURL is this replica's base URL as they
+	// reach it (BaseURL is the load balancer's).
+	RedisURL   string
+	ReplicaURL string
 }
+
+// baseURLEnv names the public base URL of replicas behind a load
+// balancer (the tokens' audience is its /mcp).
+const baseURLEnv = "EXAMPLE_BASE_URL"
 
 // app holds what the routes share.
 type app struct {
@@ -40,6 +52,9 @@ type app struct {
 	verifier *auth.Verifier
 	mcp      *mcp.Server
 	endpoint *mcp.Endpoint
+	// With -redis: the cluster and its client.
+	cluster *mcpredis.Cluster
+	rdb     *redis.Client
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
@@ -56,9 +71,34 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 		return nil, err
 	}
 	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), store: store, verifier: v}
+	var cursorKey []byte
+	var stateKeys [][]byte
+	if cfg.RedisURL != "" {
+		if err := a.joinCluster(ctx); err != nil {
+			v.Close()
+			return nil, err
+		}
+		// Every replica seals and opens the same cursors and
+		// requestState.
+		if cursorKey, err = a.cluster.SharedKey(ctx, "cursor", 32); err == nil {
+			var k []byte
+			k, err = a.cluster.SharedKey(ctx, "state", 32)
+			stateKeys = [][]byte{k}
+		}
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	store.Observe(a.taskChanged)
-	a.mcp = a.newMCPServer()
+	a.mcp = a.newMCPServer(cursorKey)
+	var cluster mcp.Cluster
+	if a.cluster != nil {
+		cluster = a.cluster
+	}
 	a.endpoint = mcp.Controller(&mcp.Options{
+		Cluster:   cluster,
+		StateKeys: stateKeys,
 		Handler: a.mcp,
 		Sessions: &mcp.SessionOptions{
 			OnOpen: func(_ *http.Request, id string) {
@@ -93,10 +133,33 @@ func (a *app) authorizeMCP(r *http.Request, method, name string) http.Handler {
 	return nil
 }
 
-// Close ends every live subscription and the verifier.
+// joinCluster connects to Redis and joins this replica to the cluster.
+func (a *app) joinCluster(ctx context.Context) error {
+	rdb, err := mcpredis.NewClient(a.cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	cl, err := mcpredis.New(ctx, rdb, &mcpredis.Options{
+		URL:    a.cfg.ReplicaURL + "/mcp",
+		Prefix: "saguaro-example:",
+		Logger: a.logger,
+	})
+	if err != nil {
+		_ = rdb.Close()
+		return fmt.Errorf("joining the cluster on %s: %w", a.cfg.RedisURL, err)
+	}
+	a.rdb, a.cluster = rdb, cl
+	return nil
+}
+
+// Close ends every live subscription, the verifier, and the cluster.
 func (a *app) Close() {
 	a.hub.Close()
 	a.verifier.Close()
+	if a.cluster != nil {
+		_ = a.cluster.Close()
+		_ = a.rdb.Close()
+	}
 }
 
 // Handler is the app's router: an ordinary chi app (its dashboard and JSON

@@ -3,7 +3,12 @@
 // over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
 // auth and request logging. Run it with
 //
-//	go run ./example_app [-addr 127.0.0.1:8080] [-data tasks.json]
+//	go run ./example_app [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
+//
+// With -redis, its MCP sessions live on Redis (package mcpredis), so that
+// several replicas of it can run side by side behind one load balancer
+// with no stickiness; see the README. The board's tasks themselves stay
+// in each process (a real app keeps them in its own database).
 //
 // It prints a development token (1 hour, all scopes) unless
 // EXAMPLE_JWT_SECRET is set; see the README's quickstart.
@@ -19,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -26,6 +32,8 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	data := flag.String("data", "", "JSON file to keep the tasks in (default: memory only)")
+	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
+	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,7 +49,16 @@ func main() {
 		logger.Error("example_app", slog.Any("error", err))
 		os.Exit(1)
 	}
-	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, DataFile: *data}
+	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, DataFile: *data, RedisURL: *redisURL}
+	cfg.ReplicaURL = cfg.BaseURL
+	if *advertise != "" {
+		cfg.ReplicaURL = strings.TrimRight(*advertise, "/")
+	}
+	if s := os.Getenv(baseURLEnv); s != "" {
+		// Replicas behind one load balancer share its URL: the
+		// tokens' audience and the metadata name it.
+		cfg.BaseURL = strings.TrimRight(s, "/")
+	}
 	fmt.Printf("example_app listening on %s (dashboard %s/, MCP %s/mcp)\n", cfg.BaseURL, cfg.BaseURL, cfg.BaseURL)
 	if generated {
 		token, err := devToken(secret, cfg.BaseURL+"/mcp", "dev", scopeRead+" "+scopeWrite, time.Hour)
@@ -90,8 +107,10 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
-	// MCP sessions end first (their clients hear 404 and start over), then
-	// every live stream, then the server waits for what is in flight.
+	// MCP sessions end first (their clients hear 404 and start over; with
+	// -redis they are released instead, and the next request, on another
+	// replica, takes each over), then every live stream, then the server
+	// waits for what is in flight.
 	_ = a.endpoint.Shutdown(context.Background())
 	endStreams()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
