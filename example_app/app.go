@@ -99,7 +99,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 	a.endpoint = mcp.Controller(&mcp.Options{
 		Cluster:   cluster,
 		StateKeys: stateKeys,
-		Handler: a.mcp,
+		Handler:   a.mcp,
 		Sessions: &mcp.SessionOptions{
 			OnOpen: func(_ *http.Request, id string) {
 				a.activity(map[string]any{"kind": "session opened", "session": id})
