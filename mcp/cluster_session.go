@@ -314,7 +314,7 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *Sessio
 	s.mu.Lock()
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
 	s.mu.Unlock()
-	tab.t.log.InfoContext(r.Context(), "mcp: took over a session from a replica that is gone",
+	tab.t.log.WarnContext(r.Context(), "mcp: took over a session from a replica that is gone",
 		slog.String(AttrSession, rec.ID), slog.Int("events", len(events)))
 	return s, nil
 }

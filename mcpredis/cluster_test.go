@@ -58,6 +58,7 @@ func newServer(rp *replica) *mcp.Server {
 	}))
 	must(mcp.AddTool(s, &mcp.Tool{Name: "progress"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (string, error) {
 		for i := 1; i <= 3; i++ {
+			time.Sleep(20 * time.Millisecond)
 			if err := req.Progress(ctx, float64(i), 3, in.Text); err != nil {
 				return "", err
 			}
@@ -83,6 +84,12 @@ func newServer(rp *replica) *mcp.Server {
 }
 
 func startReplica(t *testing.T, name, redisURL, prefix string) *replica {
+	return startReplicaWith(t, name, redisURL, prefix, nil)
+}
+
+// startReplicaWith serves h (nil: the test's *mcp.Server) and applies
+// adjust to the endpoint's options.
+func startReplicaWith(t *testing.T, name, redisURL, prefix string, h mcp.Handler, adjust ...func(*mcp.Options)) *replica {
 	t.Helper()
 	rp := &replica{name: name}
 	rp.srv = httptest.NewUnstartedServer(nil)
@@ -94,8 +101,14 @@ func startReplica(t *testing.T, name, redisURL, prefix string) *replica {
 	})
 	require.NoError(t, err)
 	rp.mcp = newServer(rp)
-	rp.ep = mcp.Controller(&mcp.Options{Handler: rp.mcp, Cluster: rp.cl,
-		Sessions: &mcp.SessionOptions{ResumeGrace: time.Second}})
+	if h == nil {
+		h = rp.mcp
+	}
+	opts := &mcp.Options{Handler: h, Cluster: rp.cl, Sessions: &mcp.SessionOptions{ResumeGrace: time.Second}}
+	for _, fn := range adjust {
+		fn(opts)
+	}
+	rp.ep = mcp.Controller(opts)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rp.ep)
 	rp.srv.Config.Handler = mux
@@ -105,6 +118,14 @@ func startReplica(t *testing.T, name, redisURL, prefix string) *replica {
 		_ = rdb.Close()
 	})
 	return rp
+}
+
+// crash ends the replica's HTTP side only: other replicas still see it
+// beat, and find out it is gone when a relay to it cannot connect.
+func (rp *replica) crash() {
+	rp.srv.CloseClientConnections()
+	rp.srv.Close()
+	rp.srv = nil
 }
 
 // stop ends the replica's HTTP side at once (a crash, as far as the
@@ -441,7 +462,7 @@ func TestTakeOverWhenTheOwnerDies(t *testing.T) {
 
 	// The owner crashes. Meanwhile one more update is logged for the
 	// session.
-	owner.stop()
+	owner.crash()
 	var survivor *replica
 	for _, rp := range rps {
 		if rp != owner {
@@ -455,8 +476,11 @@ func TestTakeOverWhenTheOwnerDies(t *testing.T) {
 	require.Nil(t, res.Error)
 
 	// The session goes on elsewhere: calls work, and the GET stream
-	// resumed after the second event replays exactly the third.
+	// resumed after the second event replays exactly the third. The
+	// crashed replica, still alive to Redis, heard that it lost the
+	// session.
 	assert.Equal(t, "after", c.echo("after"))
+	require.Eventually(t, func() bool { return owner.ep.Sessions() == 0 }, 5*time.Second, 10*time.Millisecond)
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	resumed, _ := c.getStream(ctx2, second.ID)
@@ -518,4 +542,138 @@ func TestRedisDownFailsFastAndRecovers(t *testing.T) {
 	}
 	fresh.initialize()
 	assert.Equal(t, "new", fresh.echo("new"))
+}
+
+// counter is a low-level handler that keeps state: the number of
+// completion/complete calls, answered before counting.
+type counter struct{}
+
+func (counter) Initialize(context.Context, *mcp.InitializeRequest, any) (*mcp.InitializeResult, any, error) {
+	return &mcp.InitializeResult{ServerInfo: mcp.Implementation{Name: "counter", Version: "1"}}, 0, nil
+}
+
+func (counter) Complete(_ context.Context, _ *mcp.CompleteRequest, state any) (*mcp.CompleteResult, any, error) {
+	n := state.(int)
+	return &mcp.CompleteResult{Values: []string{fmt.Sprint(n)}}, n + 1, nil
+}
+
+// savedCounter is a counter whose state can move between replicas.
+type savedCounter struct{ counter }
+
+func (savedCounter) EncodeState(state any) ([]byte, error) { return []byte(fmt.Sprint(state.(int))), nil }
+
+func (savedCounter) DecodeState(b []byte) (any, error) {
+	var n int
+	_, err := fmt.Sscan(string(b), &n)
+	return n, err
+}
+
+func (c *client) complete() string {
+	c.t.Helper()
+	m, _ := c.call("completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"x"}}`, nil)
+	require.Nil(c.t, m.Error)
+	var res struct {
+		Completion struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+	}
+	require.NoError(c.t, json.Unmarshal(m.Result, &res))
+	require.Len(c.t, res.Completion.Values, 1)
+	return res.Completion.Values[0]
+}
+
+// owner finds the replica that runs the client's session, by asking each
+// replica directly whether it holds it.
+func owner(t *testing.T, rps []*replica) *replica {
+	for _, rp := range rps {
+		if rp.ep.Sessions() > 0 {
+			return rp
+		}
+	}
+	t.Fatal("no replica holds the session")
+	return nil
+}
+
+func TestStatefulSessionMoves(t *testing.T) {
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	redistest.DeleteOnCleanup(t, url, prefix)
+	rps := []*replica{
+		startReplicaWith(t, "a", url, prefix, savedCounter{}),
+		startReplicaWith(t, "b", url, prefix, savedCounter{}),
+	}
+	lb := roundRobin(t, rps...)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	for i := range 4 {
+		assert.Equal(t, fmt.Sprint(i), c.complete()) // one at a time, on the owner
+	}
+	dead := owner(t, rps)
+	dead.crash()
+	lb2 := roundRobin(t, rpsExcept(rps, dead)...)
+	c.url = lb2.URL + "/mcp"
+	// The state saved after each callback goes on on the other replica.
+	assert.Equal(t, "4", c.complete())
+	assert.Equal(t, "5", c.complete())
+}
+
+func TestUnsavableStateEndsWithItsReplica(t *testing.T) {
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	redistest.DeleteOnCleanup(t, url, prefix)
+	rps := []*replica{
+		startReplicaWith(t, "a", url, prefix, counter{}),
+		startReplicaWith(t, "b", url, prefix, counter{}),
+	}
+	lb := roundRobin(t, rps...)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	assert.Equal(t, "0", c.complete())
+	assert.Equal(t, "1", c.complete())
+	dead := owner(t, rps)
+	dead.stop()
+	lb2 := roundRobin(t, rpsExcept(rps, dead)...)
+	c.url = lb2.URL + "/mcp"
+	// The session cannot move: 404, and the client starts over.
+	resp := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":5,"method":"ping"}`), nil)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	c.sid = ""
+	c.initialize()
+	assert.Equal(t, "0", c.complete())
+}
+
+func TestServerRequestOnTheGETStream(t *testing.T) {
+	// With JSON responses, a call's sampling request goes on the
+	// session's GET stream: the cluster's log.
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	redistest.DeleteOnCleanup(t, url, prefix)
+	jsonOnly := func(o *mcp.Options) { o.JSONResponse = true }
+	rps := []*replica{
+		startReplicaWith(t, "a", url, prefix, nil, jsonOnly),
+		startReplicaWith(t, "b", url, prefix, nil, jsonOnly),
+		startReplicaWith(t, "c", url, prefix, nil, jsonOnly),
+	}
+	lb := roundRobin(t, rps...)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := c.getStream(ctx, "")
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		ev := next(t, events)
+		var m rpcMsg
+		if !assert.NoError(t, json.Unmarshal(ev.Data, &m)) {
+			return
+		}
+		assert.Equal(t, "sampling/createMessage", m.Method)
+		resp := c.do(http.MethodPost, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"a"},"model":"via-get"}}`, m.ID)), nil)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusAccepted, resp.StatusCode)
+	}()
+	res, before := c.call("tools/call", `{"name":"sample","arguments":{"text":"q"}}`, nil)
+	<-answered
+	require.Nil(t, res.Error)
+	assert.Empty(t, before)
+	assert.Contains(t, string(res.Result), "sampled via-get")
 }
