@@ -560,7 +560,9 @@ func (counter) Complete(_ context.Context, _ *mcp.CompleteRequest, state any) (*
 // savedCounter is a counter whose state can move between replicas.
 type savedCounter struct{ counter }
 
-func (savedCounter) EncodeState(state any) ([]byte, error) { return []byte(fmt.Sprint(state.(int))), nil }
+func (savedCounter) EncodeState(state any) ([]byte, error) {
+	return []byte(fmt.Sprint(state.(int))), nil
+}
 
 func (savedCounter) DecodeState(b []byte) (any, error) {
 	var n int
