@@ -679,3 +679,37 @@ func TestServerRequestOnTheGETStream(t *testing.T) {
 	assert.Empty(t, before)
 	assert.Contains(t, string(res.Result), "sampled via-get")
 }
+
+func TestListenHearsOtherReplicas(t *testing.T) {
+	// 2026-07-28 subscriptions/listen streams are stateless: whichever
+	// replica serves one hears the resource updates made on the others.
+	rps, _ := cluster(t, 3)
+	body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://r"]},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`
+	req, err := http.NewRequest(http.MethodPost, rps[0].srv.URL+"/mcp", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req.WithContext(ctx))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r := sse.NewReader(resp.Body)
+	ack, err := r.Next()
+	require.NoError(t, err)
+	require.Contains(t, string(ack.Data), "notifications/subscriptions/acknowledged")
+
+	rps[1].mcp.ResourceUpdated("test://other")
+	rps[2].mcp.ResourceUpdated("test://r")
+	ev, err := r.Next()
+	require.NoError(t, err)
+	assert.Contains(t, string(ev.Data), `"notifications/resources/updated"`)
+	assert.Contains(t, string(ev.Data), `"uri":"test://r"`)
+}
