@@ -3,15 +3,19 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/sse"
 )
 
 // The session table's side of a Cluster (cluster.go): records kept in
@@ -436,4 +440,36 @@ func (tab *sessionTable) recordAll() {
 	if len(all) > 0 {
 		tab.t.log.Info("mcp: recorded the live sessions again in a store that lost them", slog.Int("sessions", len(all)))
 	}
+}
+
+var errCallLost = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the call was lost with the replica that ran it")
+
+// lostCall answers the resumption of a POST stream this replica does not
+// have, in a clustered session: the stream died with the replica that
+// ran its call (or was forgotten after ResumeGrace). Its event id names
+// the call's request id, so the client gets that call's error response,
+// on an event stream that then ends, instead of waiting for a result
+// that will never come; the session goes on. nil when the id carries no
+// request id.
+func (tab *sessionTable) lostCall(lastEventID string) controller.Reply {
+	if tab.cluster == nil {
+		return nil
+	}
+	_, tag, ok := strings.Cut(lastEventID, ".")
+	if !ok {
+		return nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tag)
+	if err != nil || len(raw) == 0 || len(raw) > 256 {
+		return nil
+	}
+	var id jsonrpc.ID
+	if err := json.Unmarshal(raw, &id); err != nil || id.IsZero() {
+		return nil
+	}
+	ev := sse.Event{Data: jsonrpc.AppendErrorResponse(nil, id, errCallLost)}
+	body, _ := ev.AppendTo(nil)
+	h := http.Header{}
+	sse.Headers(h)
+	return controller.Buffered(http.StatusOK, h, body)
 }

@@ -206,7 +206,7 @@ func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) con
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	mb := r.Mailbox()
-	st := s.newCallStream(mb, cancel)
+	st := s.newCallStream(mb, cancel, msg.ID)
 	// The body is reused once Handle returns: the call keeps copies.
 	own := &jsonrpc.Message{Kind: msg.Kind, ID: msg.ID, Method: msg.Method, Params: append(json.RawMessage(nil), msg.Params...)}
 	call := s.call(own, &streamOutbound{st: st})

@@ -2,12 +2,14 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -45,6 +47,10 @@ type stream struct {
 	final      bool                // a POST stream: its response is in the log
 	onIdle     func()              // a POST stream: cancels its call
 	grace      *time.Timer         // cancels the call, or forgets the finished stream, of an absent client
+	// idTag ends the event ids of a clustered session's POST stream: its
+	// call's request id, so that a replica that takes the session over
+	// can tell a client resuming the stream which call was lost.
+	idTag string
 }
 
 type streamEvent struct {
@@ -90,19 +96,22 @@ func (s *session) streamLocked(id int64) *stream {
 
 // newCallStream makes the response stream of one POST, attached to the
 // POST's connection, not yet started.
-func (s *session) newCallStream(mb *controller.Mailbox, onIdle func()) *stream {
+func (s *session) newCallStream(mb *controller.Mailbox, onIdle func(), id jsonrpc.ID) *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextStream++
 	st := s.streamLocked(s.nextStream)
 	st.mb = mb
 	st.onIdle = onIdle
+	if s.tab.cluster != nil {
+		st.idTag = "." + base64.RawURLEncoding.EncodeToString(id.AppendJSON(nil))
+	}
 	return st
 }
 
 // eventFrame frames one JSON-RPC message as an event of this stream.
 func (st *stream) eventFrame(seq int64, data []byte) []byte {
-	ev := sse.Event{ID: formatEventID(st.id, seq), Data: data}
+	ev := sse.Event{ID: formatEventID(st.id, seq) + st.idTag, Data: data}
 	frame, _ := ev.AppendTo(make([]byte, 0, len(data)+32))
 	return frame
 }
@@ -111,7 +120,7 @@ func (st *stream) eventFrame(seq int64, data []byte) []byte {
 // (so the client has a Last-Event-ID to resume from even before the first
 // message) and the reconnection delay.
 func (st *stream) primingFrame(after int64) []byte {
-	ev := sse.Event{ID: formatEventID(st.id, after), Retry: st.s.tab.opts.Retry}
+	ev := sse.Event{ID: formatEventID(st.id, after) + st.idTag, Retry: st.s.tab.opts.Retry}
 	frame, _ := ev.AppendTo(nil)
 	return frame
 }
@@ -437,12 +446,14 @@ func (st *stream) streamReply(r *controller.Request, c *connState) controller.Re
 	return controller.Loop(http.StatusOK, header, c, handleConn)
 }
 
-// parseEventID splits "<stream>-<seq>".
+// parseEventID splits "<stream>-<seq>", ignoring a request id tag
+// (".<tag>", clustered sessions' POST streams).
 func parseEventID(id string) (stream, seq int64, ok bool) {
 	a, b, found := strings.Cut(id, "-")
 	if !found {
 		return 0, 0, false
 	}
+	b, _, _ = strings.Cut(b, ".")
 	stream, err1 := strconv.ParseInt(a, 10, 64)
 	seq, err2 := strconv.ParseInt(b, 10, 64)
 	return stream, seq, err1 == nil && err2 == nil && stream >= 0 && seq >= 0
@@ -487,6 +498,10 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 		}
 	}
 	if st == nil {
+		if lost := tab.lostCall(sseLastEventID(r.Request)); lost != nil {
+			s.mu.Unlock()
+			return lost
+		}
 		st = s.streamLocked(0)
 		after = st.delivered
 	}

@@ -77,6 +77,13 @@ func newServer(rp *replica) *mcp.Server {
 		rp.mcp.ResourceUpdated(in.Text)
 		return "touched", nil
 	}))
+	must(mcp.AddTool(s, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (string, error) {
+		if err := req.Progress(ctx, 1, 0, "started"); err != nil {
+			return "", err
+		}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
 	must(s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{}, nil
 	}))
@@ -712,4 +719,42 @@ func TestListenHearsOtherReplicas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(ev.Data), `"notifications/resources/updated"`)
 	assert.Contains(t, string(ev.Data), `"uri":"test://r"`)
+}
+
+func TestCallLostWithItsReplica(t *testing.T) {
+	rps, lb := cluster(t, 3)
+	c := newClient(t, lb.URL)
+	c.initialize()
+	c.echo("warm")
+	resp := c.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"block","arguments":{"text":"x"},"_meta":{"progressToken":1}}}`), nil)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r := sse.NewReader(resp.Body)
+	var last string
+	for {
+		ev, err := r.Next()
+		require.NoError(t, err)
+		last = ev.ID
+		if len(ev.Data) > 0 {
+			assert.Contains(t, string(ev.Data), "notifications/progress")
+			break
+		}
+	}
+	dead := owner(t, rps)
+	dead.crash()
+	lb2 := roundRobin(t, rpsExcept(rps, dead)...)
+	c.url = lb2.URL + "/mcp"
+	// The client resumes the broken stream on another replica: it learns
+	// that its call is lost, and the session goes on.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, _ := c.getStream(ctx, last)
+	ev := next(t, events)
+	var m rpcMsg
+	require.NoError(t, json.Unmarshal(ev.Data, &m))
+	assert.Equal(t, `"call-7"`, string(m.ID))
+	require.NotNil(t, m.Error)
+	assert.Equal(t, -32603, m.Error.Code)
+	assert.Contains(t, m.Error.Message, "lost")
+	assert.Equal(t, "after", c.echo("after"))
 }
