@@ -131,4 +131,26 @@
 // call's context ends with notifications/cancelled, the session's end, the
 // request timeout, or, when its stream's client left, ResumeGrace later
 // unless the client resumed.
+//
+// # Replicas
+//
+// With Options.Cluster (package mcpredis on Redis) the sessions are shared
+// by the replicas of a server behind a load balancer with no stickiness;
+// Cluster documents the model (an owner runs each session; other replicas
+// relay its requests there; a replica whose owner is gone takes the
+// session over). The answers the transport spec does not give:
+//
+//	session store does not answer                        503, Retry-After: 1, -32603
+//	session moving between replicas (a race)             503, Retry-After: 1, -32603
+//	owner unreachable for a reason other than being gone 502, -32603
+//	a relayed request reaching the wrong replica         421 (the relaying replica then takes over)
+//	resuming a POST stream whose call died with its      200, one event: that call's -32603
+//	  replica (the id names the call)                       error response, then the stream ends
+//	a session whose state cannot move, owner gone        404 (the client initializes again)
+//
+// Registry changes announced on one replica reach every replica's sessions
+// and subscriptions/listen streams; each replica must register the same
+// tools, resources and prompts. The 2026-07-28 era is stateless and needs
+// no relay, except for its tasks, which live in the process that runs
+// them.
 package mcp
