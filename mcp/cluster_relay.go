@@ -3,13 +3,16 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,16 +62,11 @@ func (tab *sessionTable) relay(rec *SessionRecord, target string) controller.Rep
 
 func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec *SessionRecord, target string) {
 	t := tab.t
-	u, err := url.Parse(target)
-	if err != nil || u.Host == "" {
-		t.log.ErrorContext(r.Context(), "mcp: a replica's relay URL is not a URL", slog.String("url", target))
-		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
-		return
-	}
 	// The body is kept, so that a relay that cannot connect can be
 	// served here after all. It is bounded like every POST body.
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
+		var err error
 		body, err = io.ReadAll(io.LimitReader(r.Body, t.opts.MaxBodyBytes+1))
 		if err != nil {
 			writeRelayError(w, http.StatusBadRequest, errBodyRead)
@@ -79,6 +77,48 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 			return
 		}
 	}
+	failed := t.forward(w, r, body, rec.Owner, target)
+	if failed == nil || r.Context().Err() != nil {
+		return
+	}
+	if !ownerGone(failed) || r.Context().Value(relayDepthKey{}) != nil {
+		t.log.WarnContext(r.Context(), "mcp: relay to a session's replica failed",
+			slog.String(AttrSession, rec.ID), slog.String("replica", rec.Owner), slog.Any("err", failed))
+		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
+		return
+	}
+	// The owner is gone: claim the session and serve the request again,
+	// once; it now finds the session here (or relays to whoever claimed
+	// it first).
+	ctx, cancel := clusterContext(r.Context())
+	_, err := tab.cluster.Claim(ctx, rec.ID, rec.Owner)
+	cancel()
+	if err != nil {
+		t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
+		writeRelayError(w, http.StatusServiceUnavailable, errStoreUnavailable)
+		return
+	}
+	t.serveHere(w, r, body)
+}
+
+// serveHere serves a request that could not be relayed on this replica
+// after all, marked so that it is not relayed again.
+func (t *transport) serveHere(w http.ResponseWriter, r *http.Request, body []byte) {
+	again := withBody(r.WithContext(context.WithValue(r.Context(), relayDepthKey{}, true)), body)
+	again.Header = r.Header.Clone()
+	again.Header.Del(relayHeader)
+	t.self.ServeHTTP(w, again)
+}
+
+// forward relays r, whose body is body, to target, the endpoint of
+// replica owner, and copies the answer back, streaming. It returns why
+// the owner did not answer (nothing was written then), or nil.
+func (t *transport) forward(w http.ResponseWriter, r *http.Request, body []byte, owner, target string) error {
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		t.log.ErrorContext(r.Context(), "mcp: a replica's relay URL is not a URL", slog.String("url", target))
+		return fmt.Errorf("relay URL %q: %w", target, errBadRelayURL)
+	}
 	var failed error
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -87,7 +127,7 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 			pr.Out.URL.RawQuery = pr.In.URL.RawQuery
 			// The owner checks Host and Origin as this replica did.
 			pr.Out.Host = pr.In.Host
-			pr.Out.Header.Set(relayHeader, rec.Owner)
+			pr.Out.Header.Set(relayHeader, owner)
 		},
 		Transport:     t.relay,
 		FlushInterval: -1,
@@ -104,31 +144,10 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 	}
 	proxy.ErrorHandler = func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err }
 	proxy.ServeHTTP(w, withBody(r, body))
-	if failed == nil || r.Context().Err() != nil {
-		return
-	}
-	if !ownerGone(failed) || r.Context().Value(relayDepthKey{}) != nil {
-		t.log.WarnContext(r.Context(), "mcp: relay to a session's replica failed",
-			slog.String(AttrSession, rec.ID), slog.String("replica", rec.Owner), slog.Any("err", failed))
-		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
-		return
-	}
-	// The owner is gone: claim the session and serve the request again,
-	// once; it now finds the session here (or relays to whoever claimed
-	// it first).
-	ctx, cancel := clusterContext(r.Context())
-	_, err = tab.cluster.Claim(ctx, rec.ID, rec.Owner)
-	cancel()
-	if err != nil {
-		t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
-		writeRelayError(w, http.StatusServiceUnavailable, errStoreUnavailable)
-		return
-	}
-	again := withBody(r.WithContext(context.WithValue(r.Context(), relayDepthKey{}, true)), body)
-	again.Header = r.Header.Clone()
-	again.Header.Del(relayHeader)
-	t.self.ServeHTTP(w, again)
+	return failed
 }
+
+var errBadRelayURL = errors.New("mcp: not an absolute URL")
 
 // withBody is r with a fresh reader over body.
 func withBody(r *http.Request, body []byte) *http.Request {
@@ -162,4 +181,77 @@ func writeRelayError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, e))
+}
+
+// taskReplica returns the replica that runs the task a 2026-07-28
+// request is about (its task id starts with the replica's id and a dot),
+// when that is another replica: tasks live in the process that runs
+// them. For subscriptions/listen it is the replica of the first task
+// named; the stream then hears that replica's task notifications, and
+// every replica's list changes and resource updates, as any stream does.
+func (t *transport) taskReplica(r *http.Request, msg *jsonrpc.Message) string {
+	c := t.opts.Cluster
+	if c == nil || t.engine.tasks == nil || msg.Kind != jsonrpc.KindRequest ||
+		r.Header.Get(relayHeader) != "" || r.Context().Value(relayDepthKey{}) != nil {
+		return ""
+	}
+	var id string
+	switch msg.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return ""
+		}
+		id = p.TaskID
+	case "subscriptions/listen":
+		var p struct {
+			Notifications struct {
+				TaskIDs []string `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || len(p.Notifications.TaskIDs) == 0 {
+			return ""
+		}
+		id = p.Notifications.TaskIDs[0]
+	default:
+		return ""
+	}
+	i := strings.LastIndexByte(id, '.')
+	if i <= 0 || id[:i] == c.Self().ID {
+		return ""
+	}
+	return id[:i]
+}
+
+// relayTask answers a request about another replica's task by relaying
+// it there. When that replica is gone its tasks are gone with it: the
+// request is served here, where the task is unknown.
+func (t *transport) relayTask(replica string, body []byte) controller.Reply {
+	body = append([]byte(nil), body...) // the request's buffer is reused once Handle returns
+	return controller.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := clusterContext(r.Context())
+		target, err := t.opts.Cluster.Locate(ctx, replica)
+		cancel()
+		switch {
+		case errors.Is(err, ErrReplicaGone):
+			t.serveHere(w, r, body)
+			return
+		case err != nil:
+			t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
+			writeRelayError(w, http.StatusServiceUnavailable, errStoreUnavailable)
+			return
+		}
+		failed := t.forward(w, r, body, replica, target)
+		switch {
+		case failed == nil || r.Context().Err() != nil:
+		case ownerGone(failed):
+			t.serveHere(w, r, body)
+		default:
+			t.log.WarnContext(r.Context(), "mcp: relay to a task's replica failed",
+				slog.String("replica", replica), slog.Any("err", failed))
+			writeRelayError(w, http.StatusBadGateway, errRelayFailed)
+		}
+	}))
 }

@@ -43,6 +43,10 @@ type EngineOptions struct {
 	// tasks/cancel are served. nil leaves the extension off: it is not
 	// advertised and every tool runs synchronously.
 	Tasks *TaskOptions
+	// TaskIDPrefix starts every task id: a Controller with a Cluster
+	// sets it to the replica's id and a dot, so that a task's requests
+	// are relayed to the replica that runs it.
+	TaskIDPrefix string
 }
 
 // Engine is the protocol engine: one method table, used by every
@@ -115,6 +119,7 @@ func NewEngine(h Handler, opts *EngineOptions) *Engine {
 	e.state = newStateSealer(o.StateKeys, o.StateTTL)
 	if o.Tasks != nil {
 		e.tasks = newTaskStore(e, o.Tasks)
+		e.tasks.prefix = o.TaskIDPrefix
 	}
 	var names []string
 	for _, m := range methodTable() {

@@ -128,6 +128,9 @@ func (t *transport) modernPost(r *controller.Request) controller.Reply {
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
 		return modernErrorReply(http.StatusBadRequest, msg.ID, derr)
 	}
+	if replica := t.taskReplica(r.Request, &msg); replica != "" {
+		return t.relayTask(replica, body) // another replica's task: cluster_relay.go
+	}
 	return t.modernMessage(r, &msg)
 }
 

@@ -99,6 +99,7 @@ type taskStore struct {
 	m        map[string]*task
 	watchers map[*listener]bool // subscriptions/listen streams with taskIds
 	now      func() time.Time
+	prefix   string // EngineOptions.TaskIDPrefix
 }
 
 func newTaskStore(e *Engine, o *TaskOptions) *taskStore {
@@ -272,7 +273,7 @@ func (s *taskStore) create(parent context.Context, owner string) (*task, context
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	now := s.now()
-	t := &task{id: hex.EncodeToString(b[:]), owner: owner, created: now, status: taskWorking, updated: now}
+	t := &task{id: s.prefix + hex.EncodeToString(b[:]), owner: owner, created: now, status: taskWorking, updated: now}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), s.opts.Timeout)
 	t.cancel = cancel
 	s.mu.Lock()

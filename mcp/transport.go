@@ -73,8 +73,12 @@ func newTransport(opts *Options) *transport {
 	if t.opts.MaxBodyBytes <= 0 {
 		t.opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	taskPrefix := ""
+	if t.opts.Cluster != nil {
+		taskPrefix = t.opts.Cluster.Self().ID + "."
+	}
 	t.engine = NewEngine(t.opts.Handler, &EngineOptions{Logger: t.log, StateKeys: t.opts.StateKeys,
-		StateTTL: t.opts.StateTTL, CacheHints: t.opts.CacheHints, Tasks: t.opts.Tasks})
+		StateTTL: t.opts.StateTTL, CacheHints: t.opts.CacheHints, Tasks: t.opts.Tasks, TaskIDPrefix: taskPrefix})
 	t.origins = map[string]bool{}
 	for _, o := range t.opts.AllowedOrigins {
 		if o == "*" {

@@ -84,6 +84,10 @@ func newServer(rp *replica) *mcp.Server {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
+	must(mcp.AddTool(s, &mcp.Tool{Name: "later", TaskSupport: mcp.TaskRequired}, func(ctx context.Context, _ *mcp.CallToolRequest, in echoIn) (string, error) {
+		time.Sleep(50 * time.Millisecond)
+		return "later " + in.Text + " from " + rp.name, nil
+	}))
 	must(s.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{}, nil
 	}))
@@ -111,7 +115,8 @@ func startReplicaWith(t *testing.T, name, redisURL, prefix string, h mcp.Handler
 	if h == nil {
 		h = rp.mcp
 	}
-	opts := &mcp.Options{Handler: h, Cluster: rp.cl, Sessions: &mcp.SessionOptions{ResumeGrace: time.Second}}
+	opts := &mcp.Options{Handler: h, Cluster: rp.cl, Sessions: &mcp.SessionOptions{ResumeGrace: time.Second},
+		Tasks: &mcp.TaskOptions{PollInterval: 50 * time.Millisecond}}
 	for _, fn := range adjust {
 		fn(opts)
 	}
@@ -757,4 +762,57 @@ func TestCallLostWithItsReplica(t *testing.T) {
 	assert.Equal(t, -32603, m.Error.Code)
 	assert.Contains(t, m.Error.Message, "lost")
 	assert.Equal(t, "after", c.echo("after"))
+}
+
+// modern sends one 2026-07-28 request to base and returns its JSON-RPC
+// message (a JSON answer).
+func modern(t *testing.T, base, method, params string) rpcMsg {
+	t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s,%s}}`, method, params, meta)
+	req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if method == "tools/call" {
+		req.Header.Set("Mcp-Name", "later")
+	}
+	if _, id, ok := strings.Cut(params, `"taskId":`); ok {
+		req.Header.Set("Mcp-Name", strings.Trim(id, `"`))
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m rpcMsg
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m), "status %d", resp.StatusCode)
+	return m
+}
+
+func TestTasksAnsweredOnEveryReplica(t *testing.T) {
+	rps, lb := cluster(t, 3)
+	m := modern(t, rps[1].srv.URL, "tools/call", `"name":"later","arguments":{"text":"x"}`)
+	require.Nil(t, m.Error)
+	var created struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	require.NoError(t, json.Unmarshal(m.Result, &created))
+	require.Equal(t, "task", created.ResultType)
+	// Polled through the balancer, the task is found whichever replica
+	// the poll lands on: it is relayed to the replica that runs it.
+	require.Eventually(t, func() bool {
+		got := modern(t, lb.URL, "tasks/get", fmt.Sprintf(`"taskId":%q`, created.TaskID))
+		require.Nil(t, got.Error, "%s", got.Result)
+		return strings.Contains(string(got.Result), "later x from r1")
+	}, 5*time.Second, 20*time.Millisecond)
+	// A task of a replica that is gone is unknown, as the spec wants.
+	rps[1].stop()
+	got := modern(t, rps[0].srv.URL, "tasks/get", fmt.Sprintf(`"taskId":%q`, created.TaskID))
+	require.NotNil(t, got.Error)
+	assert.Equal(t, -32602, got.Error.Code)
 }
