@@ -152,5 +152,7 @@
 // and subscriptions/listen streams; each replica must register the same
 // tools, resources and prompts. The 2026-07-28 era is stateless and needs
 // no relay, except for its tasks, which live in the process that runs
-// them.
+// them: their ids name that replica, and tasks/get, tasks/update,
+// tasks/cancel and subscriptions/listen with taskIds are relayed there (a
+// task whose replica is gone is unknown, -32602).
 package mcp
