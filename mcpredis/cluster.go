@@ -47,6 +47,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -88,6 +89,8 @@ type Cluster struct {
 	log    *slog.Logger
 	cancel context.CancelFunc
 	done   sync.WaitGroup
+
+	beaten atomic.Bool // a beat succeeded once
 
 	mu       sync.Mutex
 	watchers map[int]func(mcp.Notice)
@@ -260,11 +263,20 @@ func flag(b bool) string {
 
 // Load implements mcp.Cluster.
 func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, error) {
-	m, err := c.rdb.HGetAll(ctx, c.key("s:", id)).Result()
-	if err != nil {
+	pipe := c.rdb.Pipeline()
+	all := pipe.HGetAll(ctx, c.key("s:", id))
+	fresh := pipe.Exists(ctx, c.opts.Prefix+"fresh")
+	gen := pipe.Exists(ctx, c.opts.Prefix+"gen")
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("mcpredis: load: %w", err)
 	}
+	m := all.Val()
 	if len(m) == 0 || m["rev"] == "" {
+		// Redis lost its data moments ago (P fresh), or so recently
+		// that no replica has beaten since (no P gen).
+		if fresh.Val() == 1 || gen.Val() == 0 {
+			return nil, ErrRecovering
+		}
 		return nil, mcp.ErrSessionUnknown
 	}
 	rec := &mcp.SessionRecord{
@@ -537,8 +549,23 @@ func (c *Cluster) heartbeat(ctx context.Context) {
 func (c *Cluster) beat(ctx context.Context) (known bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Heartbeat)
 	defer cancel()
-	n, err := beatScript.Run(ctx, c.rdb, nil, c.key("r:", c.self.ID), c.self.URL, c.opts.ReplicaTTL.Milliseconds()).Int()
+	n, err := beatScript.Run(ctx, c.rdb, nil, c.key("r:", c.self.ID), c.self.URL, c.opts.ReplicaTTL.Milliseconds(),
+		c.opts.Prefix, c.grace().Milliseconds(), flag(c.beaten.Load())).Int()
+	if err == nil {
+		c.beaten.Store(true)
+	}
 	return n == 1, err
 }
+
+// grace is how long after Redis lost its data a session it does not know
+// is answered "try again" rather than "not found": every replica beats
+// within a heartbeat and then records its sessions again.
+func (c *Cluster) grace() time.Duration { return c.opts.ReplicaTTL + 2*c.opts.Heartbeat }
+
+// ErrRecovering is returned by Load for a session Redis does not know
+// while it has just started empty: its owner has probably not recorded
+// it again yet. The endpoint answers 503 with Retry-After, not 404, which
+// would make the client start over.
+var ErrRecovering = errors.New("mcpredis: Redis restarted empty moments ago; sessions are being recorded again")
 
 var _ mcp.Cluster = (*Cluster)(nil)

@@ -174,7 +174,13 @@ func roundRobin(t *testing.T, targets ...*replica) *httptest.Server {
 		Transport:     tr,
 		ErrorLog:      log.New(io.Discard, "", 0),
 	}
-	srv := httptest.NewServer(proxy)
+	// Full duplex: Go's HTTP/1 server otherwise closes the request body
+	// once the response starts, racing the proxy's transport, which then
+	// cuts the streamed answer (golang.org/issue/40747).
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		proxy.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

@@ -12,6 +12,8 @@ import "github.com/redis/go-redis/v9"
 //	P sub:<uri>   set: sessions subscribed to uri
 //	P r:<replica> string: a live replica's relay URL, expiring (heartbeat)
 //	P k:<name>    string: a shared secret (SharedKey)
+//	P gen         string: set by every beat; missing means Redis lost its data
+//	P fresh       string: present for a short grace after a replica found it lost
 //	P bus         channel: notices to every replica
 //
 // Bus messages are "e <session> <seq> <data>", "c <origin> <kind> <uri>"
@@ -135,10 +137,18 @@ redis.call('DEL', rec, p .. 'e:' .. id)
 return 1
 `)
 
-// beatScript: ARGV key, url, ttl ms. Returns 1 when the key was there
-// (the store still knows this replica), 0 when it was not.
+// beatScript: ARGV key, url, ttl ms, prefix, grace ms, beaten ("1" when
+// this replica has beaten before). Returns 1 when the key was there (the
+// store still knows this replica), 0 when it was not. P gen marks a store
+// that has seen a replica; a replica that had beaten and finds its key
+// gone sets P fresh for grace, the time the replicas take to record their
+// sessions again (see Cluster.Load).
 var beatScript = redis.NewScript(`
 local had = redis.call('EXISTS', ARGV[1])
 redis.call('SET', ARGV[1], ARGV[2], 'PX', ARGV[3])
+redis.call('SET', ARGV[4] .. 'gen', '1', 'NX')
+if had == 0 and ARGV[6] == '1' then
+  redis.call('SET', ARGV[4] .. 'fresh', '1', 'PX', ARGV[5])
+end
 return had
 `)
