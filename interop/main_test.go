@@ -29,8 +29,9 @@ import (
 var legacyRevisions = []string{"2025-03-26", "2025-06-18", "2025-11-25"}
 
 // fixtureURL is the MCP endpoint of the fixture server that TestMain runs
-// for the whole test binary.
-var fixtureURL string
+// for the whole test binary; fixtureBin is its binary, which the cluster
+// tests start again as replicas.
+var fixtureURL, fixtureBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -49,6 +50,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "interop: building the fixture:", err)
 		return 1
 	}
+	fixtureBin = bin
 	fx, err := startFixture(bin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "interop: starting the fixture:", err)
@@ -98,9 +100,10 @@ type fixture struct {
 }
 
 // startFixture runs bin on a free loopback port (the kernel picks it: the
-// fixture prints the address it bound) and waits until it answers.
-func startFixture(bin string) (*fixture, error) {
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+// fixture prints the address it bound), with args, and waits until it
+// answers.
+func startFixture(bin string, args ...string) (*fixture, error) {
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.SysProcAttr = procAttr() // dies with the test binary (Linux)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
