@@ -1,0 +1,333 @@
+// Command clusterbench measures what sharing MCP sessions on Redis costs
+// (mcp.Options.Cluster, package mcpredis), in one run, interleaved:
+//
+//   - (a) one process, sessions in memory;
+//   - (b) one replica with its sessions on Redis;
+//   - (b′) that replica behind the proxy (a reference: the proxy's own
+//     cost);
+//   - (c) three replicas on Redis behind a round-robin
+//     httputil.ReverseProxy with no stickiness, so that two calls in three
+//     land on a replica that does not run the session and are relayed to
+//     the one that does;
+//
+// each at 1 and 16 connections, every connection its own 2025-11-25
+// session (initialize, notifications/initialized, then tools/call echo
+// with Mcp-Session-Id), every answer checked. Then the relay's own cost:
+// the three replicas without the proxy, one session created on replica A,
+// its calls sent alternately straight to A and straight to B (which relays
+// them to A).
+//
+// Every server is servers/saguarocluster, its own process, with the probe
+// of internal/serve; the proxy is this command run with -serve-proxy. It
+// writes RESULTS-cluster.md.
+//
+//	make -C bench cluster            # about 2 minutes
+//	make -C bench cluster QUICK=1    # about 20 s, writes .bin/RESULTS-cluster-quick.md
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type options struct {
+	binDir, out, logDir string
+	quick               bool
+	rounds              int
+	warmup, slice       time.Duration
+	conns               []int
+	timeout             time.Duration
+	redisURL            string
+	maxRuntime          time.Duration
+	command             string
+	effectiveFlags      []string
+}
+
+// serverBin is the server's binary name in -bin.
+const serverBin = "saguaro-cluster"
+
+func parseFlags() (*options, string) {
+	o := &options{}
+	var conns, proxyUpstreams string
+	flag.StringVar(&o.binDir, "bin", ".bin", "folder of the built server binary ("+serverBin+")")
+	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS-cluster.md, or <bin>/RESULTS-cluster-quick.md with -quick)")
+	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "smoke run (about 20 s); also QUICK=1")
+	flag.IntVar(&o.rounds, "rounds", 0, "interleaved rounds (default 5; quick 3)")
+	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 150ms)")
+	flag.DurationVar(&o.slice, "slice", 0, "measured time per slice (default 1.5s; quick 300ms)")
+	flag.StringVar(&conns, "conns", "1,16", "concurrent connections (each its own session)")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
+	def := os.Getenv("REDIS_URL")
+	if def == "" {
+		def = "redis://127.0.0.1:6379"
+	}
+	flag.StringVar(&o.redisURL, "redis", def, "Redis to use when it answers PING (else a throwaway redis-server is started); default $REDIS_URL or redis://127.0.0.1:6379")
+	flag.DurationVar(&o.maxRuntime, "max-runtime", 10*time.Minute, "abort the whole run after this long")
+	flag.StringVar(&o.command, "command", "", "the command to print on the results page (the Makefile passes its own)")
+	flag.StringVar(&proxyUpstreams, "serve-proxy", "", "run as the proxy to these comma-separated upstream URLs (used by the benchmark itself)")
+	flag.Parse()
+	if proxyUpstreams != "" {
+		return nil, proxyUpstreams
+	}
+	dflt := func(d *time.Duration, full, quick time.Duration) {
+		if *d == 0 {
+			*d = full
+			if o.quick {
+				*d = quick
+			}
+		}
+	}
+	dflt(&o.warmup, 500*time.Millisecond, 150*time.Millisecond)
+	dflt(&o.slice, 1500*time.Millisecond, 300*time.Millisecond)
+	if o.rounds == 0 {
+		o.rounds = 5
+		if o.quick {
+			o.rounds = 3
+		}
+	}
+	if o.out == "" {
+		o.out = "RESULTS-cluster.md"
+		if o.quick {
+			o.out = filepath.Join(o.binDir, "RESULTS-cluster-quick.md")
+		}
+	}
+	o.logDir = filepath.Join(o.binDir, "logs-cluster")
+	for _, f := range strings.Split(conns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 {
+			log.Fatalf("bad -conns %q", conns)
+		}
+		o.conns = append(o.conns, n)
+	}
+	if o.command == "" {
+		o.command = strings.Join(os.Args, " ")
+	}
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "command" && f.Name != "out" && f.Name != "bin" && f.Name != "redis" {
+			o.effectiveFlags = append(o.effectiveFlags, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return o, ""
+}
+
+// The configurations, by key.
+const (
+	cfgMemory     = "memory"
+	cfgRedis1     = "redis-1"
+	cfgRedis1Prox = "redis-1-proxy"
+	cfgRedis3Prox = "redis-3-proxy"
+)
+
+// runResult is everything the results page shows.
+type runResult struct {
+	Started, Finished  time.Time
+	Opts               *options
+	Redis              *redisSrv
+	Prefix             string
+	Targets            []*target
+	TP                 map[string]*agg // key@conns
+	Relay              *relayAgg
+	Procs              []*proc
+	LoadStart, LoadEnd string
+	KeysLeft           []string
+	CleanupErr         error
+}
+
+func tpKey(name string, conns int) string { return name + "@" + strconv.Itoa(conns) }
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("clusterbench: ")
+	o, proxyUpstreams := parseFlags()
+	if proxyUpstreams != "" {
+		serveProxy(proxyUpstreams)
+		return
+	}
+	go func() {
+		time.Sleep(o.maxRuntime)
+		log.Printf("max runtime %v reached; aborting (the children exit when this process's pipes close)", o.maxRuntime)
+		os.Exit(3)
+	}()
+	run, err := bench(o)
+	if err != nil {
+		log.Fatal(err)
+	}
+	page := renderResults(run)
+	if err := writeFileAtomic(o.out, []byte(page)); err != nil {
+		log.Fatalf("write %s: %v", o.out, err)
+	}
+	log.Printf("wrote %s in %v", o.out, run.Finished.Sub(run.Started).Round(time.Second))
+	if run.anyFailed() {
+		log.Printf("some configurations FAILED; see %s", o.out)
+		os.Exit(1)
+	}
+}
+
+// bench starts Redis (when needed), the servers and the proxies, runs the
+// interleaved rounds and the relay slices, stops everything and removes
+// the run's keys from Redis.
+func bench(o *options) (*runResult, error) {
+	run := &runResult{Started: time.Now(), Opts: o, TP: map[string]*agg{}, Relay: &relayAgg{}, LoadStart: loadAvg()}
+	bin := filepath.Join(o.binDir, serverBin)
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s not built (run make -C bench cluster): %w", bin, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	rs, err := openRedis(o.redisURL, filepath.Join(o.logDir, "redis"), log.Printf)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	run.Redis = rs
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	run.Prefix = "saguaro-bench:" + hex.EncodeToString(rnd[:]) + ":"
+	defer func() {
+		run.KeysLeft, run.CleanupErr = rs.cleanup(run.Prefix)
+	}()
+
+	defer func() {
+		for _, p := range run.Procs {
+			p.stop()
+		}
+	}()
+	start := func(p *proc, err error) (*proc, error) {
+		if err != nil {
+			return nil, err
+		}
+		run.Procs = append(run.Procs, p)
+		return p, nil
+	}
+	idle := []string{"-idle-timeout", "10m"}
+	mem, err := start(startProc(o.logDir, "memory", "server", bin, append([]string{"-mode", "memory", "-addr", "127.0.0.1:0", "-admin", "127.0.0.1:0"}, idle...)...))
+	if err != nil {
+		return nil, err
+	}
+	one, err := start(startReplica(o.logDir, "one", bin, append([]string{"-redis", rs.URL, "-prefix", run.Prefix + "one:"}, idle...)...))
+	if err != nil {
+		return nil, err
+	}
+	var three []*proc
+	for i := range 3 {
+		p, err := start(startReplica(o.logDir, "three-"+string(rune('A'+i)), bin, append([]string{"-redis", rs.URL, "-prefix", run.Prefix + "three:"}, idle...)...))
+		if err != nil {
+			return nil, err
+		}
+		three = append(three, p)
+	}
+	prox1, err := start(startProc(o.logDir, "proxy-one", "proxy", self, "-serve-proxy", one.ready.MCPURL))
+	if err != nil {
+		return nil, err
+	}
+	prox3, err := start(startProc(o.logDir, "proxy-three", "proxy", self, "-serve-proxy",
+		three[0].ready.MCPURL+","+three[1].ready.MCPURL+","+three[2].ready.MCPURL))
+	if err != nil {
+		return nil, err
+	}
+	mk := func(name, label, what string, front *proc, rds *redisSrv, procs ...*proc) (*target, error) {
+		ep, err := newEndpoint(front.ready.MCPURL)
+		if err != nil {
+			return nil, err
+		}
+		return &target{Name: name, Label: label, What: what, ep: ep, procs: procs, redis: rds}, nil
+	}
+	var targets []*target
+	for _, spec := range []struct {
+		name, label, what string
+		front             *proc
+		rds               *redisSrv
+		procs             []*proc
+	}{
+		{cfgMemory, "(a) 1 process, in memory", "one process; sessions in memory (no Cluster)", mem, nil, []*proc{mem}},
+		{cfgRedis1, "(b) 1 replica on Redis", "one replica; Cluster = mcpredis; the client talks to it directly", one, rs, []*proc{one}},
+		{cfgRedis1Prox, "(b′) 1 replica on Redis + proxy", "(b)'s replica behind the proxy (a reference: what the proxy alone adds)", prox1, rs, []*proc{one, prox1}},
+		{cfgRedis3Prox, "(c) 3 replicas on Redis + proxy", "three replicas, one Cluster (shared prefix); the proxy sends each request to the next replica in turn, so 2 calls in 3 land on a replica that relays them to the session's owner", prox3, rs, []*proc{three[0], three[1], three[2], prox3}},
+	} {
+		t, err := mk(spec.name, spec.label, spec.what, spec.front, spec.rds, spec.procs...)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	run.Targets = targets
+	var direct []*target
+	for i, p := range three {
+		t, err := mk("three-"+string(rune('A'+i)), "", "", p, rs, p)
+		if err != nil {
+			return nil, err
+		}
+		direct = append(direct, t)
+	}
+	log.Printf("Redis %s (%s) at %s, prefix %s; %d processes up", rs.Version, map[bool]string{true: "throwaway", false: "shared"}[rs.Throwaway], rs.URL, run.Prefix, len(run.Procs))
+
+	total := o.rounds * (len(o.conns)*len(targets) + 1)
+	n := 0
+	for round := 0; round < o.rounds; round++ {
+		for _, conns := range o.conns {
+			for i := range targets {
+				t := targets[(i+round)%len(targets)]
+				n++
+				r := runSlice(t, conns, o.warmup, o.slice, o.timeout)
+				k := tpKey(t.Name, conns)
+				a := run.TP[k]
+				if a == nil {
+					a = &agg{}
+					run.TP[k] = a
+				}
+				a.add(r)
+				log.Printf("[%d/%d] round %d c=%-2d %-14s %7.0f calls/s p50 %-8s p99 %-8s%s", n, total, round+1, conns, t.Name,
+					float64(r.OK)/r.Window.Seconds(), dur(r.Hist.Quantile(0.5)), dur(r.Hist.Quantile(0.99)), failNote(&r.Fail))
+			}
+		}
+		// The relay: A owns the session, B relays; a different pair of
+		// replicas each round.
+		a, b := direct[round%3], direct[(round+1)%3]
+		n++
+		s := runRelay(a, b, o.warmup, o.slice, o.timeout)
+		run.Relay.add(s)
+		log.Printf("[%d/%d] round %d relay %s→%s: direct p50 %s, relayed p50 %s (%d+%d calls)%s", n, total, round+1, b.Name, a.Name,
+			dur(s.Direct.Quantile(0.5)), dur(s.Relayed.Quantile(0.5)), s.DirectOK, s.RelOK, failNote(&s.Fail))
+	}
+	run.LoadEnd = loadAvg()
+	run.Finished = time.Now()
+	return run, nil
+}
+
+func failNote(f *failures) string {
+	if f.total() == 0 {
+		return ""
+	}
+	return " FAILED " + f.first()
+}
+
+// anyFailed reports whether any check failed anywhere.
+func (r *runResult) anyFailed() bool {
+	for _, a := range r.TP {
+		if a.Fail.total() > 0 {
+			return true
+		}
+	}
+	return r.Relay.Fail.total() > 0
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
