@@ -39,9 +39,10 @@ func must(err error) {
 }
 
 // newFixture registers what the conformance scenarios call. Registration
-// errors are programming errors here, so they panic at start-up.
-func newFixture(logger *slog.Logger) *mcp.Server {
-	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-conformance", Version: "0.1.0"}, nil)
+// errors are programming errors here, so they panic at start-up. opts is
+// nil for one process; replicas pass the shared CursorKey.
+func newFixture(logger *slog.Logger, opts *mcp.ServerOptions) *mcp.Server {
+	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-conformance", Version: "0.1.0"}, opts)
 	addTools(srv)
 	addResources(srv)
 	addPrompts(srv)
