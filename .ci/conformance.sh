@@ -14,11 +14,26 @@
 #            Default: `go build -o .tools/bin/conformance-fixture ./example_app/conformance`
 #            then `.tools/bin/conformance-fixture -addr 127.0.0.1:PORT`.
 #
+# Cluster runs: CONFORMANCE_REPLICAS=3 .ci/conformance.sh VERSION runs the same suite,
+# against the same baseline, through a round-robin proxy in front of 3 replicas sharing
+# their sessions on Redis: the default fixture becomes
+#   conformance-fixture -addr 127.0.0.1:PORT -replicas 3 -redis REDIS_URL
+# and the output folder artifacts/conformance-VERSION-cluster. A custom CMD gets the
+# word {redis} replaced by REDIS_URL (also exported to it as REDIS_URL).
+#
 # Environment (all optional):
+#   CONFORMANCE_REPLICAS         N > 1: run against N replicas behind a proxy (above);
+#                                default 1 (one process, no Redis)
+#   REDIS_URL                    cluster runs: the Redis to use, if it answers PING; else
+#                                127.0.0.1:6379 if that answers; else a throwaway
+#                                redis-server (nothing on disk) started for the run and
+#                                stopped on every exit path. The fixture writes its keys
+#                                under a random prefix of its own and deletes them at exit.
 #   CONFORMANCE_SUITE            --suite value: all (default) | active | pending (alpha also: draft)
 #   CONFORMANCE_BASELINE         expected-failures file
 #                                (default .ci/conformance-VERSION-expected-failures.yml)
-#   CONFORMANCE_OUT              output folder (default artifacts/conformance-VERSION); it holds
+#   CONFORMANCE_OUT              output folder (default artifacts/conformance-VERSION, or
+#                                artifacts/conformance-VERSION-cluster); it holds
 #                                results/ (checks.json per scenario), suite.log, fixture.log
 #   CONFORMANCE_MCP_PATH         URL path of the MCP endpoint (default /mcp)
 #   CONFORMANCE_STARTUP_TIMEOUT  seconds to wait for the fixture's port (default 60)
@@ -26,12 +41,14 @@
 #                                scenario must not eat CI's time budget
 #   GO                           go command (default go), as in the Makefile
 #
-# What it does: ensures the tools (.ci/tools.sh), picks a free loopback port, starts
+# What it does: ensures the tools (.ci/tools.sh), finds or starts a Redis (cluster runs
+# only), picks a free loopback port, starts
 # the fixture in its own process group, waits (bounded) until the port answers, runs
 #   node <suite>/dist/index.js server --url http://127.0.0.1:PORT/mcp --suite all \
 #        -o OUT/results --expected-failures BASELINE
 # prints every FAILURE/WARNING check with its message and the scenario counts, and
-# kills the fixture's whole process group on every exit path (trap).
+# kills the fixture's whole process group (and the throwaway redis-server, if any) on
+# every exit path (trap).
 #
 # Baseline (--expected-failures) semantics, read from the suite's dist/index.js:
 #   * File format: YAML mapping `server: [scenario, ...]` (and `client:` for client
@@ -70,7 +87,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,/^# What it does/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -91,9 +108,19 @@ if [ "$#" -gt 0 ]; then
 	fixture_cmd=("$@")
 fi
 
+REPLICAS=${CONFORMANCE_REPLICAS:-1}
+case "$REPLICAS" in
+'' | *[!0-9]*) die "CONFORMANCE_REPLICAS must be a number, got '$REPLICAS'" ;;
+esac
+# RUN_LABEL names this run's output; LABEL stays the suite's (tools.sh installs
+# the suite under it). A cluster run uses the same baseline: everything that
+# passes against one process must pass through the cluster too.
+RUN_LABEL=$LABEL
+if [ "$REPLICAS" -gt 1 ]; then RUN_LABEL=$LABEL-cluster; fi
+
 SUITE=${CONFORMANCE_SUITE:-all}
 BASELINE=${CONFORMANCE_BASELINE:-$ROOT/.ci/conformance-$VERSION-expected-failures.yml}
-OUT=${CONFORMANCE_OUT:-$ROOT/artifacts/$LABEL}
+OUT=${CONFORMANCE_OUT:-$ROOT/artifacts/$RUN_LABEL}
 MCP_PATH=${CONFORMANCE_MCP_PATH:-/mcp}
 STARTUP_TIMEOUT=${CONFORMANCE_STARTUP_TIMEOUT:-60}
 RUN_TIMEOUT=${CONFORMANCE_RUN_TIMEOUT:-900}
@@ -112,7 +139,7 @@ SUITE_JS="$SUITE_DIR/dist/index.js"
 # --- output folder -------------------------------------------------------------
 # Only our own sub-paths are removed: stale checks.json would corrupt the counts.
 mkdir -p "$OUT"
-rm -rf "$OUT/results" "$OUT/suite.log" "$OUT/fixture.log" "$OUT/scenarios.txt"
+rm -rf "$OUT/results" "$OUT/suite.log" "$OUT/fixture.log" "$OUT/scenarios.txt" "$OUT/redis.log"
 mkdir -p "$OUT/results"
 
 # The scenarios this run should produce, from the suite itself (`list` prints
@@ -141,6 +168,9 @@ if [ "${#fixture_cmd[@]}" -eq 0 ]; then
 	}
 	mv -f "$bin.$$" "$bin"
 	fixture_cmd=("$bin" -addr "{addr}")
+	if [ "$REPLICAS" -gt 1 ]; then
+		fixture_cmd+=(-replicas "$REPLICAS" -redis "{redis}")
+	fi
 fi
 
 FIXTURE_PID=
@@ -163,12 +193,28 @@ stop_fixture() {
 	kill -KILL -- "-$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 }
+REDIS_PID=
+# Stop the throwaway redis-server, if this run started one (after the fixture:
+# the replicas clean up their keys on their way out).
+stop_redis() {
+	[ -n "$REDIS_PID" ] || return 0
+	local pid=$REDIS_PID
+	REDIS_PID=
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for _ in $(seq 1 30); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
 SUITE_PID=
 # shellcheck disable=SC2317  # only called from the traps below
 stop_all() {
 	# timeout(1) passes TERM on to the suite.
 	if [ -n "$SUITE_PID" ]; then kill -TERM "$SUITE_PID" 2>/dev/null || true; fi
 	stop_fixture
+	stop_redis
 }
 trap 'stop_all' EXIT
 trap 'echo "conformance: interrupted (SIGINT); stopping the suite and the fixture" >&2; stop_all; exit 130' INT
@@ -182,6 +228,75 @@ free_port() {
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# redis_answers URL: a Redis at URL (redis://[user[:pass]@]host[:port][/db], or
+# host:port) answers PING within a second (NOAUTH counts: something is there).
+redis_answers() {
+	local hostport=${1#redis://} host port
+	case "$hostport" in *://*) return 1 ;; esac # rediss:// cannot be checked with /dev/tcp
+	hostport=${hostport##*@}
+	hostport=${hostport%%/*}
+	host=${hostport%:*}
+	port=${hostport##*:}
+	[ "$host" != "$hostport" ] || port=6379
+	host=${host#[}
+	host=${host%]}
+	[ -n "$host" ] || host=127.0.0.1
+	timeout 1 bash -c '
+		exec 3<>"/dev/tcp/$1/$2" || exit 1
+		printf "PING\r\n" >&3
+		IFS= read -r line <&3 || exit 1
+		case "$line" in "+PONG"* | "-NOAUTH"*) exit 0 ;; esac
+		exit 1
+	' _ "$host" "$port" 2>/dev/null
+}
+
+# start_redis: a throwaway redis-server on a free loopback port, keeping nothing
+# on disk, for this run only (stop_redis, from every exit path). Sets REDIS_URL.
+start_redis() {
+	local server="" attempt port start b
+	for b in "$(command -v redis-server 2>/dev/null || true)" /usr/bin/redis-server /usr/sbin/redis-server; do
+		if [ -n "$b" ] && [ -x "$b" ]; then
+			server=$b
+			break
+		fi
+	done
+	[ -n "$server" ] || die "no Redis answers at ${REDIS_URL:-127.0.0.1:6379} and there is no redis-server to start (.ci/redis.sh installs one)"
+	for attempt in 1 2 3; do
+		port=$(free_port) || die "could not pick a free port for redis-server"
+		say "starting a throwaway redis-server on 127.0.0.1:$port (attempt $attempt)"
+		"$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+			</dev/null >>"$OUT/redis.log" 2>&1 &
+		REDIS_PID=$!
+		start=$SECONDS
+		while kill -0 "$REDIS_PID" 2>/dev/null && [ $((SECONDS - start)) -lt 10 ]; do
+			if redis_answers "127.0.0.1:$port"; then
+				REDIS_URL=redis://127.0.0.1:$port
+				return 0
+			fi
+			sleep 0.1
+		done
+		stop_redis
+	done
+	tail -n 20 "$OUT/redis.log" >&2
+	die "could not start redis-server (log: $OUT/redis.log)"
+}
+
+# A cluster run needs a Redis: $REDIS_URL, else the usual local one, else our own.
+if [ "$REPLICAS" -gt 1 ]; then
+	if [ -n "${REDIS_URL:-}" ] && redis_answers "$REDIS_URL"; then
+		say "replicas share their sessions on \$REDIS_URL ($REDIS_URL)"
+	else
+		[ -z "${REDIS_URL:-}" ] || say "REDIS_URL ($REDIS_URL) does not answer PING"
+		if redis_answers 127.0.0.1:6379; then
+			REDIS_URL=redis://127.0.0.1:6379
+			say "replicas share their sessions on $REDIS_URL"
+		else
+			start_redis
+		fi
+	fi
+	export REDIS_URL
+fi
+
 PORT=
 start_fixture() {
 	local attempt cmd=() w start
@@ -192,6 +307,7 @@ start_fixture() {
 		cmd=()
 		for w in "${fixture_cmd[@]}"; do
 			w=${w//\{addr\}/127.0.0.1:$PORT}
+			w=${w//\{redis\}/${REDIS_URL:-}}
 			cmd+=("${w//\{port\}/$PORT}")
 		done
 		say "starting fixture (attempt $attempt): ${cmd[*]}"
@@ -249,6 +365,7 @@ wait "$SUITE_PID" || suite_rc=$?
 SUITE_PID=
 say "suite finished in $((SECONDS - t0)) s with exit status $suite_rc"
 stop_fixture
+stop_redis
 
 # Which scenarios ran: the suite announces each as "=== Running scenario: X ===".
 sed -n 's/^=== Running scenario: \(.*\) ===$/\1/p' "$OUT/suite.log" >"$OUT/scenarios.txt"
@@ -270,7 +387,7 @@ echo "-----"
 
 # Our summary; keep its last line (the counts) to print at the very end.
 summary_rc=0
-summary=$("$NODE" "$ROOT/.ci/conformance-summary.mjs" "$LABEL" "$OUT/results" \
+summary=$("$NODE" "$ROOT/.ci/conformance-summary.mjs" "$RUN_LABEL" "$OUT/results" \
 	"$OUT/scenarios.txt" "$OUT/all-scenarios.txt" "$BASELINE" "$SUITE_DIR" 2>&1) || summary_rc=$?
 counts=$(printf '%s\n' "$summary" | tail -n 1)
 printf '%s\n' "$summary" | sed '$d'
@@ -287,7 +404,7 @@ if [ "$summary_rc" -ne 0 ]; then
 	echo "conformance: FAILED: results incomplete or baseline names unknown scenarios (see above)"
 	rc=1
 fi
-[ "$rc" -eq 0 ] && echo "conformance: OK ($LABEL, baseline $(basename "$BASELINE"))"
+[ "$rc" -eq 0 ] && echo "conformance: OK ($RUN_LABEL, baseline $(basename "$BASELINE"))"
 trap - EXIT
 echo "$counts"
 exit "$rc"
