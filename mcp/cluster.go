@@ -102,8 +102,11 @@ type Replica struct {
 
 // SessionRecord is what a [Cluster] keeps of a session.
 type SessionRecord struct {
-	ID       string
-	Owner    string // the owning replica's ID; "" once released
+	ID    string
+	Owner string // the owning replica's ID; "" once released
+	// OwnerURL is the owner's relay URL when Load found it alive ("": ask
+	// Locate), saving a round trip on the relay path.
+	OwnerURL string
 	Identity string
 	Revision Revision
 	Client   *ClientCapabilities

@@ -201,7 +201,10 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 			// a moment ago by a concurrent request.
 			return tab.adopt(ctx, r, rec)
 		case rec.Owner != "":
-			url, err := c.Locate(ctx, rec.Owner)
+			url, err := rec.OwnerURL, error(nil)
+			if url == "" {
+				url, err = c.Locate(ctx, rec.Owner)
+			}
 			if err == nil {
 				if relayed != "" {
 					// Never relay twice: the owner changed

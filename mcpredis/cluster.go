@@ -263,25 +263,36 @@ func flag(b bool) string {
 
 // Load implements mcp.Cluster.
 func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, error) {
-	pipe := c.rdb.Pipeline()
-	all := pipe.HGetAll(ctx, c.key("s:", id))
-	fresh := pipe.Exists(ctx, c.opts.Prefix+"fresh")
-	gen := pipe.Exists(ctx, c.opts.Prefix+"gen")
-	if _, err := pipe.Exec(ctx); err != nil {
+	v, err := loadScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id).Slice()
+	if err != nil {
 		return nil, fmt.Errorf("mcpredis: load: %w", err)
 	}
-	m := all.Val()
+	if len(v) != 4 {
+		return nil, fmt.Errorf("mcpredis: load: %d values from the script", len(v))
+	}
+	flat, _ := v[0].([]any)
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		val, _ := flat[i+1].(string)
+		m[k] = val
+	}
 	if len(m) == 0 || m["rev"] == "" {
 		// Redis lost its data moments ago (P fresh), or so recently
 		// that no replica has beaten since (no P gen).
-		if fresh.Val() == 1 || gen.Val() == 0 {
+		if fresh, _ := v[2].(int64); fresh == 1 {
+			return nil, ErrRecovering
+		}
+		if gen, _ := v[3].(int64); gen == 0 {
 			return nil, ErrRecovering
 		}
 		return nil, mcp.ErrSessionUnknown
 	}
+	ownerURL, _ := v[1].(string)
 	rec := &mcp.SessionRecord{
 		ID:          id,
 		Owner:       m["owner"],
+		OwnerURL:    ownerURL,
 		Identity:    m["identity"],
 		Initialized: m["init"] == "1",
 		Movable:     m["movable"] == "1",

@@ -152,3 +152,18 @@ if had == 0 and ARGV[6] == '1' then
 end
 return had
 `)
+
+// loadScript: ARGV prefix, id. Returns {record as HGETALL, the owner's
+// relay URL ("" when it has none or is not beating), P fresh exists, P
+// gen exists}: one round trip for what a relay needs.
+var loadScript = redis.NewScript(`
+local p, id = ARGV[1], ARGV[2]
+local rec = redis.call('HGETALL', p .. 's:' .. id)
+local url = ''
+for i = 1, #rec, 2 do
+  if rec[i] == 'owner' and rec[i + 1] ~= '' then
+    url = redis.call('GET', p .. 'r:' .. rec[i + 1]) or ''
+  end
+end
+return {rec, url, redis.call('EXISTS', p .. 'fresh'), redis.call('EXISTS', p .. 'gen')}
+`)
