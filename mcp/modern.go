@@ -75,7 +75,7 @@ func hasModernMeta(params json.RawMessage) bool {
 // carries the request's id (no id member when it is not known: the
 // 2026-07-28 schema has no null id).
 func modernErrorReply(status int, id jsonrpc.ID, e *jsonrpc.Error) controller.Reply {
-	return controller.Buffered(status, jsonHeader(), appendModernError(nil, id, e))
+	return controller.BufferedType(status, contentJSON, appendModernError(nil, id, e))
 }
 
 func appendModernError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) []byte {
@@ -156,7 +156,7 @@ func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) c
 	if jerr != nil {
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, jerr.Code))
 		if msg.Kind == jsonrpc.KindNotification {
-			return controller.Buffered(status, jsonHeader(), appendModernError(nil, jsonrpc.ID{}, jerr))
+			return controller.BufferedType(status, contentJSON, appendModernError(nil, jsonrpc.ID{}, jerr))
 		}
 		return modernErrorReply(status, msg.ID, jerr)
 	}
@@ -418,9 +418,9 @@ func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(
 	if reply.Err != nil {
 		t.attrs(ctx, slog.Int(AttrErrorCode, reply.Err.Code))
 		body, status := encodeErr(call.ID, reply.Err)
-		return controller.Buffered(status, jsonHeader(), body)
+		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.Buffered(http.StatusOK, jsonHeader(), reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
+	return controller.BufferedType(http.StatusOK, contentJSON, reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
 }
 
 // oneCallStream runs call on its own goroutine with a back channel that
@@ -461,7 +461,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 	}
 	switch m := first.(type) {
 	case modernDone:
-		return controller.Buffered(m.status, jsonHeader(), m.body)
+		return controller.BufferedType(m.status, contentJSON, m.body)
 	case modernStarted:
 		h := http.Header{}
 		sse.Headers(h)

@@ -135,7 +135,7 @@ func (t *transport) answer(r *http.Request, msg *jsonrpc.Message, reply *Reply) 
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, reply.Err.Code))
 	}
 	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
-	return controller.Buffered(http.StatusOK, jsonHeader(), out)
+	return controller.BufferedType(http.StatusOK, contentJSON, out)
 }
 
 // callAttrs reports what is being called to the log hook.
@@ -243,5 +243,5 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 		return controller.Status(http.StatusAccepted)
 	}
 	out = append(out, ']')
-	return controller.Buffered(http.StatusOK, jsonHeader(), out)
+	return controller.BufferedType(http.StatusOK, contentJSON, out)
 }

@@ -224,7 +224,7 @@ func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) con
 	}
 	switch m := first.(type) {
 	case callDone:
-		return controller.Buffered(http.StatusOK, jsonHeader(), m.body)
+		return controller.BufferedType(http.StatusOK, contentJSON, m.body)
 	case streamStarted:
 		return st.streamReply(r, &connState{st: st, mb: mb, prime: st.primingFrame(0)})
 	}

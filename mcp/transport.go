@@ -117,8 +117,11 @@ func (t *transport) Handle(r *controller.Request) controller.Reply {
 // id, which MCP clients know how to read.
 func errorReply(status int, e *jsonrpc.Error) controller.Reply {
 	body := jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, e)
-	return controller.Buffered(status, jsonHeader(), body)
+	return controller.BufferedType(status, contentJSON, body)
 }
+
+// contentJSON is the Content-Type of a JSON answer (controller.BufferedType).
+const contentJSON = "application/json"
 
 func jsonHeader() http.Header {
 	return http.Header{"Content-Type": {"application/json"}}
