@@ -437,7 +437,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 	out := &modernOutbound{mb: mb}
 	call.Outbound = out
 	attrsCtx := r.Context()
-	callWorkers.run(func() {
+	callWorkers.run(jobFunc(func() {
 		defer cancel()
 		var reply Reply
 		state, err := t.engine.NewState(ctx, call.Revision)
@@ -453,7 +453,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 			return
 		}
 		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID), http.StatusOK)
-	})
+	}))
 	first, err := mb.Receive(r.Context())
 	if err != nil {
 		cancel() // the client left: closing is cancelling

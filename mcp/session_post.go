@@ -190,29 +190,20 @@ func (s *session) releaseSlot() { <-s.slot }
 // turns the response into an event stream that carries it, then the rest,
 // then the result.
 func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
-	t := s.tab.t
 	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
 	if !ok {
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	mb := r.Mailbox()
 	st := s.newCallStream(mb, cancel)
-	// The body is reused once Handle returns: the call keeps copies.
-	own := &jsonrpc.Message{Kind: msg.Kind, ID: msg.ID, Method: msg.Method, Params: append(json.RawMessage(nil), msg.Params...)}
-	call := s.call(own, &streamOutbound{st: st})
-	state := s.snapshot()
-	callWorkers.run(func() {
-		defer func() {
-			cancel()
-			s.untrack(own.ID)
-		}()
-		reply := t.engine.Dispatch(ctx, &call, state)
-		s.apply(&reply.Effect)
-		if reply.Err != nil {
-			t.attrs(r.Context(), slogInt(AttrErrorCode, reply.Err.Code))
-		}
-		st.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), own.ID))
-	})
+	// One allocation carries the call to its worker. The body is reused
+	// once Handle returns: the call keeps a copy of the params.
+	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
+	sc.out.st = st
+	sc.call = s.call(msg, &sc.out)
+	sc.call.Params = append(json.RawMessage(nil), msg.Params...)
+	sc.state = s.snapshot()
+	callWorkers.run(sc)
 
 	first, err := mb.Receive(r.Context())
 	if err != nil {
@@ -229,6 +220,32 @@ func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) con
 		return st.streamReply(r, &connState{st: st, mb: mb, prime: st.primingFrame(0)})
 	}
 	return controller.Status(http.StatusInternalServerError)
+}
+
+// sessionCall is a streaming call on its way to a worker.
+type sessionCall struct {
+	s        *session
+	ctx      context.Context
+	cancel   context.CancelFunc
+	attrsCtx context.Context // the POST's, for the log line's attributes
+	st       *stream
+	out      streamOutbound
+	call     Call
+	state    any
+}
+
+func (sc *sessionCall) run() {
+	s, t := sc.s, sc.s.tab.t
+	defer func() {
+		sc.cancel()
+		s.untrack(sc.call.ID)
+	}()
+	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
+	s.apply(&reply.Effect)
+	if reply.Err != nil {
+		t.attrs(sc.attrsCtx, slogInt(AttrErrorCode, reply.Err.Code))
+	}
+	sc.st.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), sc.call.ID))
 }
 
 // deliver routes a client's response to the server→client request that
@@ -344,7 +361,7 @@ func (o *sessionOutbound) Request(ctx context.Context, method string, params jso
 // session tools/call under load. A worker that just finished a call keeps
 // its grown stack for the next one; workers are made on demand, one per
 // concurrent call as before, and exit after workerIdle without work.
-var callWorkers = workerPool{work: make(chan func())}
+var callWorkers = workerPool{work: make(chan job)}
 
 // workerIdle is how long an idle worker waits for another call. Short, so
 // that a quiet server holds no goroutines for long (and goleak-style
@@ -352,25 +369,34 @@ var callWorkers = workerPool{work: make(chan func())}
 // microseconds.
 const workerIdle = 100 * time.Millisecond
 
-type workerPool struct{ work chan func() }
+type workerPool struct{ work chan job }
 
-// run runs f on an idle worker, or on a new one.
-func (p *workerPool) run(f func()) {
+// A job is what a worker runs: a pointer to the call's own state, so
+// handing it over allocates nothing more.
+type job interface{ run() }
+
+// jobFunc is a func as a job.
+type jobFunc func()
+
+func (f jobFunc) run() { f() }
+
+// run runs j on an idle worker, or on a new one.
+func (p *workerPool) run(j job) {
 	select {
-	case p.work <- f:
+	case p.work <- j:
 	default:
-		go p.worker(f)
+		go p.worker(j)
 	}
 }
 
-func (p *workerPool) worker(f func()) {
-	f()
+func (p *workerPool) worker(j job) {
+	j.run()
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
 		select {
-		case f = <-p.work:
-			f()
+		case j = <-p.work:
+			j.run()
 			idle.Reset(workerIdle)
 		case <-idle.C:
 			return
