@@ -87,7 +87,6 @@ func (l *loopReply[S]) serve(c *conn) {
 			select {
 			case <-mb.ready:
 				continue
-			case info = <-mb.mon:
 			case <-tick:
 				info = tickInfo
 			case <-ctx.Done():

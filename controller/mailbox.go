@@ -49,12 +49,12 @@ type Mailbox struct {
 	q    []any
 	head int
 	size int
+	qbuf [2]any // q's first backing array: most requests queue one or two messages
 
 	ready    chan struct{}
 	room     chan struct{} // made by the first SendContext that waits
 	roomWait int           // SendContext calls waiting for room
 
-	mon      chan any
 	done     chan struct{}
 	kill     chan struct{} // nil unless overflow is OverflowDisconnect
 	closed   atomic.Bool
@@ -71,10 +71,10 @@ func newMailbox(size int, overflow Overflow) *Mailbox {
 	m := &Mailbox{
 		size:     size,
 		ready:    make(chan struct{}, 1),
-		mon:      make(chan any),
 		done:     make(chan struct{}),
 		overflow: overflow,
 	}
+	m.q = m.qbuf[:0]
 	if overflow == OverflowDisconnect {
 		m.kill = make(chan struct{})
 	}
@@ -82,10 +82,13 @@ func newMailbox(size int, overflow Overflow) *Mailbox {
 }
 
 // enqueue appends info unless the mailbox is full.
-func (m *Mailbox) enqueue(info any) bool {
+func (m *Mailbox) enqueue(info any) bool { return m.put(info, false) }
+
+// put appends info; past the bound only if unbounded (a monitor's message).
+func (m *Mailbox) put(info any, unbounded bool) bool {
 	m.qmu.Lock()
 	n := len(m.q) - m.head
-	if n >= m.size {
+	if n >= m.size && !unbounded {
 		m.qmu.Unlock()
 		return false
 	}
@@ -215,8 +218,6 @@ func (m *Mailbox) Receive(ctx context.Context) (any, error) {
 		}
 		select {
 		case <-m.ready:
-		case info := <-m.mon:
-			return info, nil
 		case <-m.done:
 			return nil, ErrClosed
 		case <-ctx.Done():
@@ -241,10 +242,7 @@ func (m *Mailbox) Monitor(done <-chan struct{}, info any) {
 	go func() {
 		select {
 		case <-done:
-			select {
-			case m.mon <- info:
-			case <-m.done:
-			}
+			m.put(info, true)
 		case <-m.done:
 		}
 	}()
