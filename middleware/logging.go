@@ -359,11 +359,11 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		slog.String(s.RequestHost, r.Host),
 		slog.String(s.RequestScheme, scheme(r)),
 		slog.String(s.RequestProto, r.Proto),
-		slog.Any(s.RequestHeaders, slog.GroupValue(l.requestHeaderAttrs(r.Header, st.hdrBuf[:0])...)),
+		slog.Attr{Key: s.RequestHeaders, Value: slog.GroupValue(l.requestHeaderAttrs(r.Header, st.hdrBuf[:0])...)},
 		slog.Int64(s.RequestBytes, r.ContentLength),
 		slog.String(s.RequestUserAgent, r.UserAgent()),
 		slog.String(s.RequestReferer, ref),
-		slog.Any(s.ResponseHeaders, slog.GroupValue(headerAttrs(ww.Header(), o.LogResponseHeaders)...)),
+		slog.Attr{Key: s.ResponseHeaders, Value: slog.GroupValue(headerAttrs(ww.Header(), o.LogResponseHeaders)...)},
 		slog.Int(s.ResponseStatus, status),
 		responseDuration(s.ResponseDuration, duration),
 		slog.Int(s.ResponseBytes, ww.BytesWritten()),
@@ -629,6 +629,11 @@ func scheme(r *http.Request) string {
 }
 
 func isEventStream(contentType string) bool {
+	// Parse only what can be an event stream: every response passes here.
+	base, _, _ := strings.Cut(contentType, ";")
+	if !strings.EqualFold(strings.TrimSpace(base), "text/event-stream") {
+		return false
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == "text/event-stream"
 }
