@@ -346,7 +346,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		return
 	}
 
-	u := st.url.String()
+	u := urlString(st.url)
 	ref := r.Header.Get("Referer")
 	if strings.ContainsAny(ref, "?#@") {
 		ref = redactReferer(ref, l.keep)
@@ -393,7 +393,16 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		line = groupByDelimiter(line, s.GroupDelimiter)
 	}
 
-	msg := r.Method + " " + u + " => HTTP " + strconv.Itoa(status) + " (" + duration.String() + ")"
+	var msgBuf [128]byte
+	m := append(msgBuf[:0], r.Method...)
+	m = append(m, ' ')
+	m = append(m, u...)
+	m = append(m, " => HTTP "...)
+	m = strconv.AppendInt(m, int64(status), 10)
+	m = append(m, " ("...)
+	m = append(m, duration.String()...)
+	m = append(m, ')')
+	msg := string(m)
 	rec2 := slog.NewRecord(time.Now(), lvl, msg, 0)
 	rec2.AddAttrs(line...)
 	_ = h.Handle(ctx, rec2)
@@ -509,7 +518,7 @@ func (l *reqLogger) streamStart(st *reqState, respHeader http.Header, status int
 	}
 	r := st.orig
 	s := l.opts.Schema
-	u := st.url.String()
+	u := urlString(st.url)
 	attrs := []slog.Attr{
 		slog.String(s.RequestURL, scheme(r)+"://"+r.Host+u),
 		slog.String(s.RequestMethod, r.Method),
@@ -619,6 +628,17 @@ func groupByDelimiter(attrs []slog.Attr, d string) []slog.Attr {
 		out = append(out, slog.Attr{Key: g, Value: slog.GroupValue(members[g]...)})
 	}
 	return out
+}
+
+// urlString is u.String() without building a new string for the common
+// server request: an absolute path and nothing else (then String is
+// EscapedPath, which returns the path itself when nothing needs escaping).
+func urlString(u *url.URL) string {
+	if u.Scheme == "" && u.Opaque == "" && u.Host == "" && u.User == nil && !u.ForceQuery &&
+		u.RawQuery == "" && u.Fragment == "" && strings.HasPrefix(u.Path, "/") {
+		return u.EscapedPath()
+	}
+	return u.String()
 }
 
 func scheme(r *http.Request) string {
