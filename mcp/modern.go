@@ -382,9 +382,7 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
-	// The params are copied: the body is reused once Handle returns, and
-	// a call may outlive it (a task keeps working in the background).
-	call := Call{Method: msg.Method, ID: msg.ID, Params: append(json.RawMessage(nil), msg.Params...),
+	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
 		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
@@ -397,8 +395,15 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 		// progressToken (server→client requests are input_required
 		// results). Answer on the connection's goroutine, the fast path;
 		// a client that closes the connection still cancels the call.
+		if t.engine.tasks != nil && clientHasExtension(mc.client, ExtTasks) {
+			// The body is reused once Handle returns, and a task keeps
+			// working in the background: it needs its own params.
+			call.Params = append(json.RawMessage(nil), msg.Params...)
+		}
 		return t.quietCall(r, &call, encodeErr)
 	}
+	// The call runs on its own goroutine and may outlive the body.
+	call.Params = append(json.RawMessage(nil), msg.Params...)
 	return t.oneCallStream(r, &call, encodeErr)
 }
 
