@@ -208,6 +208,7 @@ type reqState struct {
 	hr             *http.Request
 	stream         atomic.Bool
 	sessionFromReq bool
+	req            http.Request  // hr's storage: the handler's request lives in this allocation
 	reqBody        *bytes.Buffer // the copy of a logged request body
 	respBody       *bytes.Buffer // the copy of a logged response body
 	sw             streamWriter
@@ -231,7 +232,8 @@ func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	st := &reqState{orig: r, url: r.URL, l: l}
 	st.bag.attrs = st.bagBuf[:0]
 	ctx := context.WithValue(r.Context(), stateKey{}, st)
-	hr := r.WithContext(ctx)
+	st.req = *r.WithContext(ctx) // inlined: the copy is made in st, not on its own
+	hr := &st.req
 	st.hr = hr
 	if r.URL != nil && r.URL.RawQuery != "" {
 		u := *r.URL
