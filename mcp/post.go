@@ -140,10 +140,19 @@ func (t *transport) answer(r *http.Request, msg *jsonrpc.Message, reply *Reply) 
 
 // callAttrs reports what is being called to the log hook.
 func (t *transport) callAttrs(r *http.Request, msg *jsonrpc.Message, rev Revision) {
+	t.callAttrsIn(r, msg, rev, "")
+}
+
+// callAttrsIn is callAttrs for a message of session sessionID ("" for
+// none), whose id comes first, as when it was set on its own before.
+func (t *transport) callAttrsIn(r *http.Request, msg *jsonrpc.Message, rev Revision, sessionID string) {
 	if t.opts.Attrs == nil {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 4)
+	attrs := make([]slog.Attr, 0, 5)
+	if sessionID != "" {
+		attrs = append(attrs, slog.String(AttrSession, sessionID))
+	}
 	attrs = append(attrs, slog.String(AttrMethod, msg.Method))
 	if !msg.ID.IsZero() {
 		attrs = append(attrs, slog.String(AttrID, msg.ID.String()))

@@ -64,20 +64,21 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message)
 // post serves one message of a session.
 func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
 	t := s.tab.t
-	t.attrs(r.Context(), slogString(AttrSession, s.id))
 	switch msg.Kind {
 	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		t.attrs(r.Context(), slogString(AttrSession, s.id))
 		s.deliver(msg)
 		return controller.Status(http.StatusAccepted)
 	}
 	if msg.Method == "initialize" {
+		t.attrs(r.Context(), slogString(AttrSession, s.id))
 		if msg.Kind == jsonrpc.KindNotification {
 			return controller.Status(http.StatusAccepted)
 		}
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
 			jsonrpc.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
 	}
-	t.callAttrs(r.Request, msg, s.revision)
+	t.callAttrsIn(r.Request, msg, s.revision, s.id) // the session's id first, in one SetAttrs
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
