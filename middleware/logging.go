@@ -122,8 +122,9 @@ const defaultLogBodyMaxLen = 1024
 // values reach the line, and before everything else. RequestLogger panics
 // if logger is nil or opts is invalid.
 //
-// Do not call httplog.SetAttrs with it: httplog's context is not there.
-// Use [SetAttrs].
+// httplog.SetAttrs and httplog.SetError still add to the line, from the
+// request's own goroutine only (they are not safe for concurrent use); from
+// any goroutine use [SetAttrs].
 func RequestLogger(logger *slog.Logger, opts *LogOptions) func(http.Handler) http.Handler {
 	if logger == nil {
 		panic("saguaro/middleware: RequestLogger needs a logger")
@@ -183,6 +184,27 @@ func (o *LogOptions) withDefaults() LogOptions {
 	return c
 }
 
+// httplogAttrsKey is the context key httplog.SetAttrs looks up (httplog
+// does not export it): the preset puts a slice under it, so that
+// httplog.SetAttrs and httplog.SetError keep adding to the line as they did
+// when httplog's own middleware ran. Found once by asking httplog.SetAttrs
+// which key it looks for.
+var httplogAttrsKey = func() any {
+	spy := &keySpy{Context: context.Background()}
+	httplog.SetAttrs(spy, slog.String("", ""))
+	return spy.key
+}()
+
+type keySpy struct {
+	context.Context
+	key any
+}
+
+func (s *keySpy) Value(key any) any {
+	s.key = key
+	return nil
+}
+
 // reqLogger is the preset, shared by every request.
 type reqLogger struct {
 	opts   LogOptions
@@ -209,6 +231,7 @@ type reqState struct {
 	stream         atomic.Bool
 	sessionFromReq bool
 	req            http.Request  // hr's storage: the handler's request lives in this allocation
+	ext            []slog.Attr   // what httplog.SetAttrs added, in order
 	reqBody        *bytes.Buffer // the copy of a logged request body
 	respBody       *bytes.Buffer // the copy of a logged response body
 	sw             streamWriter
@@ -232,6 +255,9 @@ func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	st := &reqState{orig: r, url: r.URL, l: l}
 	st.bag.attrs = st.bagBuf[:0]
 	ctx := context.WithValue(r.Context(), stateKey{}, st)
+	if httplogAttrsKey != nil {
+		ctx = context.WithValue(ctx, httplogAttrsKey, &st.ext)
+	}
 	st.req = *r.WithContext(ctx) // inlined: the copy is made in st, not on its own
 	hr := &st.req
 	st.hr = hr
@@ -379,6 +405,9 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	if logRespBody {
 		line = appendAttrs(line, slog.String(s.ResponseBody, logBody(st.respBody, ww.Header(), o)))
 	}
+
+	// httplog.SetAttrs's, in order, as httplog itself adds them.
+	line = appendAttrs(line, st.ext...)
 
 	// Ours: the request's attributes, the session id an initialize hands
 	// out, the stream's end, then SetAttrs's, which win on equal keys.

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -477,4 +479,20 @@ func TestURLStringMatchesString(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, u.String(), urlString(u), uri)
 	}
+}
+
+func TestRequestLogger_HTTPLogSetAttrsStillReachTheLine(t *testing.T) {
+	t.Parallel()
+	require.NotNil(t, httplogAttrsKey)
+	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		httplog.SetAttrs(r.Context(), slog.String("app.user", "ann"))
+		_ = httplog.SetError(r.Context(), errors.New("boom"))
+		SetAttrs(r.Context(), slog.String(MCPMethodKey, "tools/call"))
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/x", strings.NewReader("{}"))
+	do(t, req)
+	l := sink.waitLines(t, 1)[0]
+	assert.Equal(t, "ann", l["app.user"])
+	assert.Equal(t, "boom", l[httplog.SchemaECS.ErrorMessage], "httplog.SetError, under the schema's error field")
+	assert.Equal(t, "tools/call", l[MCPMethodKey])
 }
