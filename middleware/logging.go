@@ -434,10 +434,21 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	m = append(m, duration.String()...)
 	m = append(m, ')')
 	msg := string(m)
-	rec2 := slog.NewRecord(time.Now(), lvl, msg, 0)
+	pc := finishPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(1, pcs[:])
+		pc = pcs[0]
+		finishPC.Store(pc)
+	}
+	rec2 := slog.NewRecord(time.Now(), lvl, msg, pc)
 	rec2.AddAttrs(line...)
 	_ = h.Handle(ctx, rec2)
 }
+
+// finishPC is the source of the request lines (a handler with AddSource
+// shows it): this file's finish, found once rather than per line.
+var finishPC atomic.Uintptr
 
 // appendAttrs appends the attributes that have a key (a schema leaves out
 // a field by naming it "").

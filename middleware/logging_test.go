@@ -496,3 +496,18 @@ func TestRequestLogger_HTTPLogSetAttrsStillReachTheLine(t *testing.T) {
 	assert.Equal(t, "boom", l[httplog.SchemaECS.ErrorMessage], "httplog.SetError, under the schema's error field")
 	assert.Equal(t, "tools/call", l[MCPMethodKey])
 }
+
+func TestRequestLogger_LineHasASource(t *testing.T) {
+	t.Parallel()
+	sink := &logSink{}
+	logger := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{AddSource: true}))
+	h := RequestLogger(logger, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for range 2 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	}
+	for _, l := range sink.lines(t) {
+		src, _ := l[slog.SourceKey].(map[string]any)
+		assert.Contains(t, src["file"], "logging.go")
+		assert.NotZero(t, src["line"])
+	}
+}
