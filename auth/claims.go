@@ -32,7 +32,8 @@ type Claims struct {
 	// claim (a string or an array, as Entra ID and Okta send it).
 	Scopes []string
 
-	payload string // the verified base64url payload, for Decode
+	payload  string // the verified base64url payload, for Decode
+	identity string // Identity, computed once for a verified token
 }
 
 // HasScope reports whether the token was granted scope s (exact match).
@@ -48,7 +49,14 @@ func (c *Claims) Identity() string {
 	if c == nil || c.Subject == "" {
 		return ""
 	}
-	return strconv.Quote(c.Issuer) + " " + strconv.Quote(c.Subject)
+	if c.identity != "" {
+		return c.identity
+	}
+	return identityOf(c.Issuer, c.Subject)
+}
+
+func identityOf(issuer, subject string) string {
+	return strconv.Quote(issuer) + " " + strconv.Quote(subject)
 }
 
 // Decode unmarshals the token's verified JSON payload into dst, for claims
@@ -129,6 +137,11 @@ func (c *tokenClaims) claims(raw string) *Claims {
 	}
 	if parts := strings.Split(raw, "."); len(parts) == 3 {
 		out.payload = parts[1]
+	}
+	if out.Subject != "" {
+		// Claims are read-only once built: the identity every request
+		// asks for (session binding) is computed here, once per token.
+		out.identity = identityOf(out.Issuer, out.Subject)
 	}
 	return out
 }

@@ -204,14 +204,32 @@ func (v *Verifier) Close() error {
 // choice to make on the client's behalf.
 func (v *Verifier) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{challenge: v.challenge}
-		var tok string
-		tok, st.err = v.extract(r)
-		if st.err == nil {
-			st.claims, st.err = v.Verify(r.Context(), tok)
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, v.state(r))))
 	})
+}
+
+// state verifies r's bearer token. A token that verified within the cache
+// TTL costs one hash and one map lookup: its state is shared, and its
+// syntax is not checked again (only well-formed tokens get into the
+// cache).
+func (v *Verifier) state(r *http.Request) *state {
+	tok, err := v.extract(r)
+	if err == nil && v.cache != nil && len(tok) <= v.maxToken {
+		if st, _, ok := v.cache.get(tok); ok {
+			return st
+		}
+	}
+	if err == nil && !isB64Token(tok) {
+		err = fmt.Errorf("%w: bearer token has characters outside b64token", ErrInvalidRequest)
+	}
+	if err != nil {
+		return &state{err: err, challenge: v.challenge}
+	}
+	st, err := v.verify(r.Context(), tok)
+	if err != nil {
+		return &state{err: err, challenge: v.challenge}
+	}
+	return st
 }
 
 // extract returns the bearer token of r, or ErrNoToken or ErrInvalidRequest.
@@ -232,10 +250,7 @@ func (v *Verifier) extract(r *http.Request) (string, error) {
 	if tok == "" {
 		return "", fmt.Errorf("%w: Bearer scheme without a token", ErrInvalidRequest)
 	}
-	if !isB64Token(tok) {
-		return "", fmt.Errorf("%w: bearer token has characters outside b64token", ErrInvalidRequest)
-	}
-	return tok, nil
+	return tok, nil // state checks isB64Token, unless the token is cached
 }
 
 // isB64Token reports whether s matches RFC 6750's
@@ -262,15 +277,25 @@ func isB64Token(s string) bool {
 // any JWKS refresh the token's kid triggers. Handler calls it; call it
 // directly for tokens that do not arrive in a header you control.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
+	st, err := v.verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return st.claims, nil
+}
+
+// verify is Verify returning the state Handler leaves in the context,
+// shared by every request with the same cached token.
+func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 	if len(token) > v.maxToken {
 		return nil, fmt.Errorf("%w: token is %d bytes, limit %d", ErrMalformed, len(token), v.maxToken)
 	}
 	var key [32]byte
 	if v.cache != nil {
-		var c *Claims
+		var st *state
 		var ok bool
-		if c, key, ok = v.cache.get(token); ok {
-			return c, nil
+		if st, key, ok = v.cache.get(token); ok {
+			return st, nil
 		}
 	}
 	var tc tokenClaims
@@ -278,11 +303,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	c := tc.claims(token)
+	st := &state{claims: tc.claims(token), challenge: v.challenge}
 	if v.cache != nil {
-		v.cache.put(key, c)
+		v.cache.put(key, st)
 	}
-	return c, nil
+	return st, nil
 }
 
 // keyfunc picks the keys that may verify a token: the parser has already

@@ -70,18 +70,32 @@ func (l *loopReply[S]) serve(c *conn) {
 	tick, tickInfo := mb.ticker()
 	push := Push(c.write) // once: a method value per message would allocate
 	for {
-		var info any
-		select {
-		case info = <-mb.ch:
-		case info = <-mb.mon:
-		case <-tick:
-			info = tickInfo
-		case <-ctx.Done():
-			l.handle(Disconnect{Err: ctx.Err()}, c.dead, state)
-			return
-		case <-mb.kill:
-			l.handle(Disconnect{Err: ErrMailboxFull}, c.dead, state)
-			return
+		info, ok := mb.take()
+		if ok {
+			// A queued message does not hide a disconnect: check as the
+			// channel select used to, without blocking.
+			select {
+			case <-ctx.Done():
+				l.handle(Disconnect{Err: ctx.Err()}, c.dead, state)
+				return
+			case <-mb.kill:
+				l.handle(Disconnect{Err: ErrMailboxFull}, c.dead, state)
+				return
+			default:
+			}
+		} else {
+			select {
+			case <-mb.ready:
+				continue
+			case <-tick:
+				info = tickInfo
+			case <-ctx.Done():
+				l.handle(Disconnect{Err: ctx.Err()}, c.dead, state)
+				return
+			case <-mb.kill:
+				l.handle(Disconnect{Err: ErrMailboxFull}, c.dead, state)
+				return
+			}
 		}
 		var act Action
 		state, act = l.handle(info, push, state)

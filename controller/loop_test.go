@@ -238,7 +238,7 @@ func TestSendContextWaitsForRoom(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	assert.ErrorIs(t, mb.SendContext(ctx, "b"), context.DeadlineExceeded)
-	go func() { <-mb.ch }()
+	go func() { _, _ = mb.Receive(context.Background()) }()
 	assert.NoError(t, mb.SendContext(context.Background(), "b"))
 }
 
@@ -435,4 +435,47 @@ func TestHandleReceivesBeforeChoosingTheReply(t *testing.T) {
 	mb.close()
 	_, err = mb.Receive(context.Background())
 	assert.ErrorIs(t, err, ErrClosed)
+}
+
+func TestSendContextWaitersAllGetRoom(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox(1, OverflowReject)
+	defer mb.close()
+	require.NoError(t, mb.Send(0))
+	const waiters = 5
+	errs := make(chan error, waiters)
+	for i := 1; i <= waiters; i++ {
+		go func() { errs <- mb.SendContext(context.Background(), i) }()
+	}
+	seen := map[any]bool{}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for len(seen) < waiters+1 {
+		info, err := mb.Receive(ctx)
+		require.NoError(t, err)
+		seen[info] = true
+	}
+	for range waiters {
+		require.NoError(t, <-errs)
+	}
+}
+
+func TestMailboxKeepsOrderPastItsFirstSlots(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox(4, OverflowReject)
+	defer mb.close()
+	next := 0
+	for i := 0; i < 100; i++ {
+		for mb.Send(i) == nil {
+			i++
+		}
+		// Full: take two, then go on sending.
+		for range 2 {
+			info, err := mb.Receive(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, next, info)
+			next++
+		}
+		i--
+	}
 }

@@ -39,10 +39,24 @@ const (
 // All methods are safe for concurrent use, and none of them blocks except
 // [Mailbox.SendContext].
 type Mailbox struct {
-	ch       chan any
-	mon      chan any
+	// The queue: q[head:] are the messages waiting, at most size of them.
+	// It is a slice, not a buffered channel, so that a mailbox costs
+	// memory for what it holds rather than for its bound (a request that
+	// never queues more than one message pays for one, not for
+	// MailboxSize). ready holds a token whenever a message may be waiting;
+	// room holds one whenever a slot may have freed up for SendContext.
+	qmu  sync.Mutex
+	q    []any
+	head int
+	size int
+	qbuf [2]any // q's first backing array: most requests queue one or two messages
+
+	ready    chan struct{}
+	room     chan struct{} // made by the first SendContext that waits
+	roomWait int           // SendContext calls waiting for room
+
 	done     chan struct{}
-	kill     chan struct{}
+	kill     chan struct{} // nil unless overflow is OverflowDisconnect
 	closed   atomic.Bool
 	overflow Overflow
 
@@ -54,12 +68,76 @@ type Mailbox struct {
 }
 
 func newMailbox(size int, overflow Overflow) *Mailbox {
-	return &Mailbox{
-		ch:       make(chan any, size),
-		mon:      make(chan any),
+	m := &Mailbox{
+		size:     size,
+		ready:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
-		kill:     make(chan struct{}),
 		overflow: overflow,
+	}
+	m.q = m.qbuf[:0]
+	if overflow == OverflowDisconnect {
+		m.kill = make(chan struct{})
+	}
+	return m
+}
+
+// enqueue appends info unless the mailbox is full.
+func (m *Mailbox) enqueue(info any) bool { return m.put(info, false) }
+
+// put appends info; past the bound only if unbounded (a monitor's message).
+func (m *Mailbox) put(info any, unbounded bool) bool {
+	m.qmu.Lock()
+	n := len(m.q) - m.head
+	if n >= m.size && !unbounded {
+		m.qmu.Unlock()
+		return false
+	}
+	if m.head > 0 && len(m.q) == cap(m.q) {
+		// Slide the waiting messages to the front instead of growing.
+		copy(m.q, m.q[m.head:])
+		clear(m.q[n:])
+		m.q = m.q[:n]
+		m.head = 0
+	}
+	m.q = append(m.q, info)
+	m.qmu.Unlock()
+	signal(m.ready)
+	return true
+}
+
+// take removes the oldest message, if any. Only the mailbox's one reader
+// (Handle's Receive, then the loop) calls it.
+func (m *Mailbox) take() (any, bool) {
+	m.qmu.Lock()
+	if m.head == len(m.q) {
+		m.qmu.Unlock()
+		return nil, false
+	}
+	info := m.q[m.head]
+	m.q[m.head] = nil
+	m.head++
+	if m.head == len(m.q) {
+		m.q = m.q[:0]
+		m.head = 0
+	}
+	var room chan struct{}
+	if m.roomWait > 0 {
+		room = m.room
+	}
+	m.qmu.Unlock()
+	signal(room)
+	return info, true
+}
+
+// signal leaves a token in ch (capacity 1) unless one is there; a nil ch
+// is a no-op.
+func signal(ch chan struct{}) {
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -71,13 +149,11 @@ func (m *Mailbox) Send(info any) error {
 	if m.closed.Load() {
 		return ErrClosed
 	}
-	select {
-	case m.ch <- info:
+	if m.enqueue(info) {
 		// No second look at closed here: a loop may take the message
 		// and end at once, and the message was still delivered. A loop
 		// that ends first drops what is queued, as documented.
 		return nil
-	default:
 	}
 	if m.overflow == OverflowDisconnect {
 		m.mu.Lock()
@@ -98,13 +174,34 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 	if m.closed.Load() {
 		return ErrClosed
 	}
-	select {
-	case m.ch <- info:
+	if m.enqueue(info) {
 		return nil
-	case <-m.done:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	}
+	m.qmu.Lock()
+	if m.room == nil {
+		m.room = make(chan struct{}, 1)
+	}
+	room := m.room
+	m.roomWait++
+	m.qmu.Unlock()
+	defer func() {
+		m.qmu.Lock()
+		m.roomWait--
+		m.qmu.Unlock()
+	}()
+	for {
+		if m.enqueue(info) {
+			// Pass the wake-up on: another waiter may fit too.
+			signal(room)
+			return nil
+		}
+		select {
+		case <-room:
+		case <-m.done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -115,15 +212,17 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 // loop for the rest): once a loop runs, the loop owns the mailbox and
 // Receive must not be called.
 func (m *Mailbox) Receive(ctx context.Context) (any, error) {
-	select {
-	case info := <-m.ch:
-		return info, nil
-	case info := <-m.mon:
-		return info, nil
-	case <-m.done:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for {
+		if info, ok := m.take(); ok {
+			return info, nil
+		}
+		select {
+		case <-m.ready:
+		case <-m.done:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
@@ -143,10 +242,7 @@ func (m *Mailbox) Monitor(done <-chan struct{}, info any) {
 	go func() {
 		select {
 		case <-done:
-			select {
-			case m.mon <- info:
-			case <-m.done:
-			}
+			m.put(info, true)
 		case <-m.done:
 		}
 	}()

@@ -101,15 +101,22 @@ func (c *conn) recoverStream() {
 }
 
 type buffered struct {
-	status int
-	header http.Header
-	body   []byte
+	status      int
+	header      http.Header
+	contentType string
+	body        []byte
 }
 
 // Buffered replies with a status, headers and a body sent at once, with
 // Content-Length set. header may be nil.
 func Buffered(status int, header http.Header, body []byte) Reply {
 	return &buffered{status: status, header: header, body: body}
+}
+
+// BufferedType is [Buffered] with a Content-Type and no other header: it
+// saves building a header map for the most common answer.
+func BufferedType(status int, contentType string, body []byte) Reply {
+	return &buffered{status: status, contentType: contentType, body: body}
 }
 
 // Status replies with a status and an empty body.
@@ -126,6 +133,9 @@ func (b *buffered) serve(c *conn) {
 	h := c.w.Header()
 	for k, v := range b.header {
 		h[k] = v
+	}
+	if b.contentType != "" {
+		h["Content-Type"] = []string{b.contentType}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(b.body)))
 	c.w.WriteHeader(b.status)

@@ -175,3 +175,18 @@ func TestStreamSendsChunksAsTheyAreSent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, strings.TrimSpace(string(rest)))
 }
+
+func TestBufferedTypeSetsOnlyContentType(t *testing.T) {
+	t.Parallel()
+	h := New(Func(func(req *Request) Reply {
+		return BufferedType(http.StatusAccepted, "application/json", []byte(`{"ok":true}`))
+	}), nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+	if w.Code != http.StatusAccepted || w.Body.String() != `{"ok":true}` {
+		t.Fatalf("%d %q", w.Code, w.Body.String())
+	}
+	if got := w.Header(); got.Get("Content-Type") != "application/json" || got.Get("Content-Length") != "11" || len(got) != 2 {
+		t.Fatalf("header %v", got)
+	}
+}

@@ -75,7 +75,7 @@ func hasModernMeta(params json.RawMessage) bool {
 // carries the request's id (no id member when it is not known: the
 // 2026-07-28 schema has no null id).
 func modernErrorReply(status int, id jsonrpc.ID, e *jsonrpc.Error) controller.Reply {
-	return controller.Buffered(status, jsonHeader(), appendModernError(nil, id, e))
+	return controller.BufferedType(status, contentJSON, appendModernError(nil, id, e))
 }
 
 func appendModernError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) []byte {
@@ -159,7 +159,7 @@ func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) c
 	if jerr != nil {
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, jerr.Code))
 		if msg.Kind == jsonrpc.KindNotification {
-			return controller.Buffered(status, jsonHeader(), appendModernError(nil, jsonrpc.ID{}, jerr))
+			return controller.BufferedType(status, contentJSON, appendModernError(nil, jsonrpc.ID{}, jerr))
 		}
 		return modernErrorReply(status, msg.ID, jerr)
 	}
@@ -385,9 +385,7 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
-	// The params are copied: the body is reused once Handle returns, and
-	// a call may outlive it (a task keeps working in the background).
-	call := Call{Method: msg.Method, ID: msg.ID, Params: append(json.RawMessage(nil), msg.Params...),
+	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
 		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
@@ -400,8 +398,15 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 		// progressToken (server→client requests are input_required
 		// results). Answer on the connection's goroutine, the fast path;
 		// a client that closes the connection still cancels the call.
+		if t.engine.tasks != nil && clientHasExtension(mc.client, ExtTasks) {
+			// The body is reused once Handle returns, and a task keeps
+			// working in the background: it needs its own params.
+			call.Params = append(json.RawMessage(nil), msg.Params...)
+		}
 		return t.quietCall(r, &call, encodeErr)
 	}
+	// The call runs on its own goroutine and may outlive the body.
+	call.Params = append(json.RawMessage(nil), msg.Params...)
 	return t.oneCallStream(r, &call, encodeErr)
 }
 
@@ -421,9 +426,9 @@ func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(
 	if reply.Err != nil {
 		t.attrs(ctx, slog.Int(AttrErrorCode, reply.Err.Code))
 		body, status := encodeErr(call.ID, reply.Err)
-		return controller.Buffered(status, jsonHeader(), body)
+		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.Buffered(http.StatusOK, jsonHeader(), reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
+	return controller.BufferedType(http.StatusOK, contentJSON, reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
 }
 
 // oneCallStream runs call on its own goroutine with a back channel that
@@ -440,7 +445,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 	out := &modernOutbound{mb: mb}
 	call.Outbound = out
 	attrsCtx := r.Context()
-	go func() {
+	t.workers.run(jobFunc(func() {
 		defer cancel()
 		var reply Reply
 		state, err := t.engine.NewState(ctx, call.Revision)
@@ -456,7 +461,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 			return
 		}
 		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID), http.StatusOK)
-	}()
+	}))
 	first, err := mb.Receive(r.Context())
 	if err != nil {
 		cancel() // the client left: closing is cancelling
@@ -464,7 +469,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 	}
 	switch m := first.(type) {
 	case modernDone:
-		return controller.Buffered(m.status, jsonHeader(), m.body)
+		return controller.BufferedType(m.status, contentJSON, m.body)
 	case modernStarted:
 		h := http.Header{}
 		sse.Headers(h)

@@ -135,15 +135,24 @@ func (t *transport) answer(r *http.Request, msg *jsonrpc.Message, reply *Reply) 
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, reply.Err.Code))
 	}
 	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
-	return controller.Buffered(http.StatusOK, jsonHeader(), out)
+	return controller.BufferedType(http.StatusOK, contentJSON, out)
 }
 
 // callAttrs reports what is being called to the log hook.
 func (t *transport) callAttrs(r *http.Request, msg *jsonrpc.Message, rev Revision) {
+	t.callAttrsIn(r, msg, rev, "")
+}
+
+// callAttrsIn is callAttrs for a message of session sessionID ("" for
+// none), whose id comes first, as when it was set on its own before.
+func (t *transport) callAttrsIn(r *http.Request, msg *jsonrpc.Message, rev Revision, sessionID string) {
 	if t.opts.Attrs == nil {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 4)
+	attrs := make([]slog.Attr, 0, 5)
+	if sessionID != "" {
+		attrs = append(attrs, slog.String(AttrSession, sessionID))
+	}
 	attrs = append(attrs, slog.String(AttrMethod, msg.Method))
 	if !msg.ID.IsZero() {
 		attrs = append(attrs, slog.String(AttrID, msg.ID.String()))
@@ -243,5 +252,5 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 		return controller.Status(http.StatusAccepted)
 	}
 	out = append(out, ']')
-	return controller.Buffered(http.StatusOK, jsonHeader(), out)
+	return controller.BufferedType(http.StatusOK, contentJSON, out)
 }

@@ -71,20 +71,21 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message)
 // post serves one message of a session.
 func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
 	t := s.tab.t
-	t.attrs(r.Context(), slogString(AttrSession, s.id))
 	switch msg.Kind {
 	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		t.attrs(r.Context(), slogString(AttrSession, s.id))
 		s.deliver(msg)
 		return controller.Status(http.StatusAccepted)
 	}
 	if msg.Method == "initialize" {
+		t.attrs(r.Context(), slogString(AttrSession, s.id))
 		if msg.Kind == jsonrpc.KindNotification {
 			return controller.Status(http.StatusAccepted)
 		}
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
 			jsonrpc.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
 	}
-	t.callAttrs(r.Request, msg, s.revision)
+	t.callAttrsIn(r.Request, msg, s.revision, s.id) // the session's id first, in one SetAttrs
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
@@ -200,29 +201,20 @@ func (s *session) releaseSlot() { <-s.slot }
 // turns the response into an event stream that carries it, then the rest,
 // then the result.
 func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
-	t := s.tab.t
 	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
 	if !ok {
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	mb := r.Mailbox()
 	st := s.newCallStream(mb, cancel, msg.ID)
-	// The body is reused once Handle returns: the call keeps copies.
-	own := &jsonrpc.Message{Kind: msg.Kind, ID: msg.ID, Method: msg.Method, Params: append(json.RawMessage(nil), msg.Params...)}
-	call := s.call(own, &streamOutbound{st: st})
-	state := s.snapshot()
-	go func() {
-		defer func() {
-			cancel()
-			s.untrack(own.ID)
-		}()
-		reply := t.engine.Dispatch(ctx, &call, state)
-		s.apply(&reply.Effect)
-		if reply.Err != nil {
-			t.attrs(r.Context(), slogInt(AttrErrorCode, reply.Err.Code))
-		}
-		st.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), own.ID))
-	}()
+	// One allocation carries the call to its worker. The body is reused
+	// once Handle returns: the call keeps a copy of the params.
+	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
+	sc.out.st = st
+	sc.call = s.call(msg, &sc.out)
+	sc.call.Params = append(json.RawMessage(nil), msg.Params...)
+	sc.state = s.snapshot()
+	s.tab.t.workers.run(sc)
 
 	first, err := mb.Receive(r.Context())
 	if err != nil {
@@ -234,11 +226,37 @@ func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) con
 	}
 	switch m := first.(type) {
 	case callDone:
-		return controller.Buffered(http.StatusOK, jsonHeader(), m.body)
+		return controller.BufferedType(http.StatusOK, contentJSON, m.body)
 	case streamStarted:
 		return st.streamReply(r, &connState{st: st, mb: mb, prime: st.primingFrame(0)})
 	}
 	return controller.Status(http.StatusInternalServerError)
+}
+
+// sessionCall is a streaming call on its way to a worker.
+type sessionCall struct {
+	s        *session
+	ctx      context.Context
+	cancel   context.CancelFunc
+	attrsCtx context.Context // the POST's, for the log line's attributes
+	st       *stream
+	out      streamOutbound
+	call     Call
+	state    any
+}
+
+func (sc *sessionCall) run() {
+	s, t := sc.s, sc.s.tab.t
+	defer func() {
+		sc.cancel()
+		s.untrack(sc.call.ID)
+	}()
+	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
+	s.apply(&reply.Effect)
+	if reply.Err != nil {
+		t.attrs(sc.attrsCtx, slogInt(AttrErrorCode, reply.Err.Code))
+	}
+	sc.st.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), sc.call.ID))
 }
 
 // deliver routes a client's response to the server→client request that
@@ -357,4 +375,53 @@ func (o *sessionOutbound) Notify(context.Context, string, json.RawMessage) error
 
 func (o *sessionOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return o.s.request(ctx, o.s.standalone(), method, params)
+}
+
+// workerPool runs the calls that get their own goroutine (a session's
+// streaming calls, a stateless call's stream); each transport has one. A fresh goroutine starts
+// with a small stack that a tool call (schema validation, JSON encoding)
+// grows by copying it several times: that was a tenth of the CPU of a
+// session tools/call under load. A worker that just finished a call keeps
+// its grown stack for the next one; workers are made on demand, one per
+// concurrent call as before, and exit after workerIdle without work.
+
+// workerIdle is how long an idle worker waits for another call. Short, so
+// that a quiet server holds no goroutines for long (and goleak-style
+// checks settle quickly); under load a worker is reused within
+// microseconds.
+const workerIdle = 100 * time.Millisecond
+
+type workerPool struct{ work chan job }
+
+// A job is what a worker runs: a pointer to the call's own state, so
+// handing it over allocates nothing more.
+type job interface{ run() }
+
+// jobFunc is a func as a job.
+type jobFunc func()
+
+func (f jobFunc) run() { f() }
+
+// run runs j on an idle worker, or on a new one.
+func (p *workerPool) run(j job) {
+	select {
+	case p.work <- j:
+	default:
+		go p.worker(j)
+	}
+}
+
+func (p *workerPool) worker(j job) {
+	j.run()
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case j = <-p.work:
+			j.run()
+			idle.Reset(workerIdle)
+		case <-idle.C:
+			return
+		}
+	}
 }

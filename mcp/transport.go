@@ -34,6 +34,8 @@ type transport struct {
 	// gone serves the request again here) and the relays' HTTP client.
 	self  http.Handler
 	relay *http.Transport
+	// workers run the calls that get a goroutine of their own.
+	workers workerPool
 }
 
 // Controller returns the MCP endpoint as an http.Handler, ready to mount
@@ -65,7 +67,7 @@ func newTransport(opts *Options) *transport {
 	if opts == nil || opts.Handler == nil {
 		panic("mcp: Controller needs Options with a Handler")
 	}
-	t := &transport{opts: *opts}
+	t := &transport{opts: *opts, workers: workerPool{work: make(chan job)}}
 	if t.opts.Logger == nil {
 		t.opts.Logger = slog.Default()
 	}
@@ -198,8 +200,11 @@ func (t *transport) Handle(r *controller.Request) controller.Reply {
 // id, which MCP clients know how to read.
 func errorReply(status int, e *jsonrpc.Error) controller.Reply {
 	body := jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, e)
-	return controller.Buffered(status, jsonHeader(), body)
+	return controller.BufferedType(status, contentJSON, body)
 }
+
+// contentJSON is the Content-Type of a JSON answer (controller.BufferedType).
+const contentJSON = "application/json"
 
 func jsonHeader() http.Header {
 	return http.Header{"Content-Type": {"application/json"}}

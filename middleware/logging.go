@@ -1,14 +1,20 @@
 package middleware
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
@@ -88,62 +94,52 @@ type LogOptions struct {
 
 const defaultLogBodyMaxLen = 1024
 
-// RequestLogger returns the logging preset: httplog v3 with the settings an
-// MCP endpoint needs. It writes one line per request, after the handler
-// returns; for an event stream (a 2xx response whose Content-Type is
-// text/event-stream) that is when the stream ends, carrying its duration
-// and bytes written, and RequestLogger also writes a start line when the
-// stream is accepted, marked with [StreamLogKey].
+// RequestLogger returns the logging preset: httplog v3's request line with
+// the settings an MCP endpoint needs. It writes one line per request, after
+// the handler returns; for an event stream (a 2xx response whose
+// Content-Type is text/event-stream) that is when the stream ends, carrying
+// its duration and bytes written, and RequestLogger also writes a start
+// line when the stream is accepted, marked with [StreamLogKey].
 //
+// The line has httplog's fields, named by the schema, in httplog's order.
 // On top of httplog it:
-//   - redacts query values in every place httplog logs the URL (url.full and
+//   - redacts query values in every place the URL is logged (url.full and
 //     the message) and in the Referer header, while the handler still sees
 //     the original URL;
 //   - redacts Authorization, Proxy-Authorization and Cookie values;
 //   - sets the level from the status (429 is Warn, where httplog says Info);
-//   - never copies an event stream's body, and stops httplog from draining
-//     the unread rest of a request body into memory;
+//   - never copies an event stream's body, and never drains the unread rest
+//     of a request body into memory;
 //   - adds the attributes of [SetAttrs], which is safe from any goroutine,
 //     the MCP request headers (see [MCPSessionKey] and the keys next to it),
 //     chi's request id and the resolved client IP.
+//
+// The line is built by this package (httplog's own middleware builds it
+// with a dozen more allocations and a full copy of the request headers);
+// its Schema type names the fields.
 //
 // Place it after chi's RequestID and ClientIPFrom… middleware, so their
 // values reach the line, and before everything else. RequestLogger panics
 // if logger is nil or opts is invalid.
 //
-// Do not also call httplog.SetAttrs from goroutines other than the request's
-// own: it is not safe for concurrent use. Use [SetAttrs].
+// httplog.SetAttrs and httplog.SetError still add to the line, from the
+// request's own goroutine only (they are not safe for concurrent use); from
+// any goroutine use [SetAttrs].
 func RequestLogger(logger *slog.Logger, opts *LogOptions) func(http.Handler) http.Handler {
 	if logger == nil {
 		panic("saguaro/middleware: RequestLogger needs a logger")
 	}
 	o := opts.withDefaults()
-
-	hl := &httplog.Options{
-		// Our handler decides levels; httplog's own filter must let all through.
-		Level:               slog.Level(-1 << 20),
-		Schema:              o.Schema,
-		RecoverPanics:       o.RecoverPanics,
-		Skip:                o.Skip,
-		LogRequestHeaders:   o.LogRequestHeaders,
-		LogResponseHeaders:  o.LogResponseHeaders,
-		LogRequestBody:      o.LogRequestBody,
-		LogResponseBody:     o.LogResponseBody,
-		LogBodyContentTypes: o.LogBodyContentTypes,
-		LogBodyMaxLen:       o.LogBodyMaxLen,
-	}
-	lineLogger := slog.New(&levelHandler{next: logger.Handler(), min: o.Level})
-	httplogMW := httplog.RequestLogger(lineLogger, hl)
 	keep := make(map[string]bool, len(o.LogQueryParams))
 	for _, k := range o.LogQueryParams {
 		keep[k] = true
 	}
-	l := &reqLogger{opts: o, logger: logger, keep: keep}
+	l := &reqLogger{opts: o, logger: logger, keep: keep,
+		needLogged: o.Skip != nil || o.LogRequestBody != nil || o.LogResponseBody != nil}
 
 	return func(next http.Handler) http.Handler {
-		inner := httplogMW(l.inner(next))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			l.outer(inner, w, r)
+			l.serve(next, w, r)
 		})
 	}
 }
@@ -188,28 +184,61 @@ func (o *LogOptions) withDefaults() LogOptions {
 	return c
 }
 
-// reqLogger holds what the two halves of the preset share.
+// httplogAttrsKey is the context key httplog.SetAttrs looks up (httplog
+// does not export it): the preset puts a slice under it, so that
+// httplog.SetAttrs and httplog.SetError keep adding to the line as they did
+// when httplog's own middleware ran. Found once by asking httplog.SetAttrs
+// which key it looks for.
+var httplogAttrsKey = func() any {
+	spy := &keySpy{Context: context.Background()}
+	httplog.SetAttrs(spy, slog.String("", ""))
+	return spy.key
+}()
+
+type keySpy struct {
+	context.Context
+	key any
+}
+
+func (s *keySpy) Value(key any) any {
+	s.key = key
+	return nil
+}
+
+// reqLogger is the preset, shared by every request.
 type reqLogger struct {
 	opts   LogOptions
-	logger *slog.Logger // the caller's, for stream start lines
+	logger *slog.Logger
 	keep   map[string]bool
+	// needLogged: a caller's hook (Skip, LogRequestBody, LogResponseBody)
+	// gets the request as logged, a redacted copy, which is then built.
+	needLogged bool
 }
 
 // reqState is the per-request state, reachable from the context by
-// SetAttrs, by the inner half and by levelHandler.
+// SetAttrs. It is one allocation: the attribute buffers it starts with
+// cover a typical MCP call.
 type reqState struct {
 	bag attrBag
 
-	// Set by outer before httplog runs; read on the request goroutine.
-	orig           *http.Request // the request as the handler must see it
-	logged         *http.Request // the request as httplog sees it
-	rewritten      bool          // logged differs from orig in URL or headers
-	reqAttrs       []slog.Attr   // header-derived, set by inner
+	orig           *http.Request // the request as the handler sees it
+	logged         *http.Request // the redacted copy for the caller's hooks, or nil
+	url            *url.URL      // the URL as logged (query values redacted)
+	reqAttrs       []slog.Attr   // header-derived, set before the handler runs
 	ww             chimw.WrapResponseWriter
+	l              *reqLogger
+	hr             *http.Request
 	stream         atomic.Bool
-	panicked       atomic.Bool
-	handlerDone    atomic.Bool
 	sessionFromReq bool
+	req            http.Request  // hr's storage: the handler's request lives in this allocation
+	ext            []slog.Attr   // what httplog.SetAttrs added, in order
+	reqBody        *bytes.Buffer // the copy of a logged request body
+	respBody       *bytes.Buffer // the copy of a logged response body
+	sw             streamWriter
+
+	bagBuf [6]slog.Attr
+	reqBuf [6]slog.Attr
+	hdrBuf [2]slog.Attr
 }
 
 type stateKey struct{}
@@ -221,107 +250,333 @@ func stateFrom(ctx context.Context) *reqState {
 	return st
 }
 
-// outer runs before httplog: it hands httplog a copy of the request whose
-// URL, RequestURI and sensitive headers are redacted.
-func (l *reqLogger) outer(inner http.Handler, w http.ResponseWriter, r *http.Request) {
-	st := &reqState{orig: r}
-	lr := r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+// serve runs the handler and writes the request's line when it returns.
+func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	st := &reqState{orig: r, url: r.URL, l: l}
+	st.bag.attrs = st.bagBuf[:0]
+	ctx := context.WithValue(r.Context(), stateKey{}, st)
+	if httplogAttrsKey != nil {
+		ctx = context.WithValue(ctx, httplogAttrsKey, &st.ext)
+	}
+	st.req = *r.WithContext(ctx) // inlined: the copy is made in st, not on its own
+	hr := &st.req
+	st.hr = hr
 	if r.URL != nil && r.URL.RawQuery != "" {
 		u := *r.URL
 		u.RawQuery = redactQuery(r.URL.RawQuery, l.keep)
-		lr.URL = &u
-		if path, _, ok := strings.Cut(r.RequestURI, "?"); ok {
-			lr.RequestURI = path + "?" + u.RawQuery
-		}
+		st.url = &u
 	}
-	var copied bool
-	lr.Header, copied = redactHeader(r.Header, l.keep)
-	st.rewritten = copied || lr.URL != r.URL
-	if l.opts.LogRequestBody != nil && r.Body != nil && r.Body != http.NoBody {
-		lr.Body = &drainGuard{rc: r.Body, done: &st.handlerDone}
-	}
-	st.logged = lr
-	inner.ServeHTTP(w, lr)
-}
-
-// inner runs inside httplog, right around the handler: it restores the
-// original request line and headers, watches for a stream, and folds the
-// attribute bag into httplog's line on the request goroutine.
-func (l *reqLogger) inner(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := stateFrom(r.Context())
-		if st == nil { // cannot happen: outer always runs first
-			next.ServeHTTP(w, r)
-			return
-		}
-		st.ww, _ = w.(chimw.WrapResponseWriter)
-
-		hr := r
-		if st.rewritten {
-			hr = r.WithContext(r.Context())
-			hr.URL, hr.RequestURI, hr.Header = st.orig.URL, st.orig.RequestURI, st.orig.Header
-		}
-		st.reqAttrs = requestAttrs(hr)
-		_, st.sessionFromReq = findAttr(st.reqAttrs, MCPSessionKey)
-
-		sw := newStreamWriter(w, st.ww, func(status int) {
-			st.stream.Store(true)
-			l.streamStart(st, hr, w.Header(), status)
-		})
-
-		returned := false
-		defer func() {
-			if !returned {
-				st.panicked.Store(true)
+	if l.needLogged {
+		lr := hr.WithContext(ctx)
+		lr.URL = st.url
+		if st.url != r.URL {
+			if path, _, ok := strings.Cut(r.RequestURI, "?"); ok {
+				lr.RequestURI = path + "?" + st.url.RawQuery
 			}
-			st.handlerDone.Store(true)
-			httplog.SetAttrs(r.Context(), st.final(w.Header())...)
-		}()
-		next.ServeHTTP(sw, hr)
-		returned = true
-	})
+		}
+		lr.Header, _ = redactHeader(r.Header, l.keep)
+		st.logged = lr
+	}
+	o := &l.opts
+	logReqBody := o.LogRequestBody != nil && o.LogRequestBody(st.logged)
+	logRespBody := o.LogResponseBody != nil && o.LogResponseBody(st.logged)
+	if logReqBody && r.Body != nil {
+		// Only what the handler reads is copied (and nothing is drained
+		// after it returns); its Close is a no-op, as under httplog.
+		st.reqBody = new(bytes.Buffer)
+		hr.Body = io.NopCloser(io.TeeReader(r.Body, st.reqBody))
+	}
+	ww := chimw.NewWrapResponseWriter(w, r.ProtoMajor)
+	if logRespBody {
+		st.respBody = new(bytes.Buffer)
+		ww.Tee(st.respBody)
+	}
+	st.ww = ww
+	start := time.Now()
+
+	st.reqAttrs = requestAttrs(hr, st.reqBuf[:0])
+	_, st.sessionFromReq = findAttr(st.reqAttrs, MCPSessionKey)
+	st.sw = streamWriter{ResponseWriter: ww, ww: ww, starter: st}
+	var sw http.ResponseWriter = &st.sw
+	if _, ok := ww.(http.Hijacker); ok {
+		sw = hijackStreamWriter{&st.sw}
+	}
+
+	returned := false
+	defer func() {
+		var rec any
+		if !returned {
+			rec = recover()
+		}
+		l.finish(st, ctx, start, !returned, rec, logReqBody, logRespBody)
+	}()
+	next.ServeHTTP(sw, hr)
+	returned = true
 }
 
-// final returns the attributes folded into the end line.
-func (st *reqState) final(respHeader http.Header) []slog.Attr {
-	attrs := append([]slog.Attr(nil), st.reqAttrs...)
-	attrs = append(attrs, responseAttrs(respHeader, st.sessionFromReq)...)
-	if st.stream.Load() {
-		attrs = append(attrs, slog.String(StreamLogKey, "end"))
+// streamStarted is called by the stream writer when an event stream is
+// accepted.
+func (st *reqState) streamStarted(status int) {
+	st.stream.Store(true)
+	st.l.streamStart(st, st.ww.Header(), status)
+}
+
+// finish writes the line of a request whose handler returned or panicked
+// (rec is what it panicked with; a runtime.Goexit leaves it nil).
+func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, panicked bool, rec any, logReqBody, logRespBody bool) {
+	o := &l.opts
+	s := o.Schema
+	r, ww := st.orig, st.ww
+	bag := st.bag.close()
+	// The line is built on the stack (it grows to the heap past 40
+	// attributes); the record copies it.
+	var lineBuf [40]slog.Attr
+	line := lineBuf[:0]
+	if rec != nil {
+		// 500 if recovering and no status was set.
+		if o.RecoverPanics && ww.Status() == 0 && r.Header.Get("Connection") != "Upgrade" {
+			ww.WriteHeader(http.StatusInternalServerError)
+		}
+		if rec == http.ErrAbortHandler || !o.RecoverPanics {
+			// Re-panic http.ErrAbortHandler always, and other values
+			// when not recovering, once the line is written.
+			defer panic(rec)
+		}
+		line = appendAttrs(line, slog.String(s.ErrorMessage, fmt.Sprintf("panic: %v", rec)))
+		if rec != http.ErrAbortHandler {
+			pc := make([]uintptr, 10)
+			n := runtime.Callers(4, pc) // skip Callers, finish, the deferred func, gopanic
+			frames := runtime.CallersFrames(pc[:n])
+			var stack []string
+			for frame, more := frames.Next(); more; frame, more = frames.Next() {
+				if !strings.Contains(frame.File, "runtime/panic.go") {
+					stack = append(stack, fmt.Sprintf("%s:%d", frame.File, frame.Line))
+				}
+			}
+			line = appendAttrs(line, slog.Any(s.ErrorStackTrace, stack))
+		}
 	}
-	return merge(attrs, st.bag.close())
+
+	duration := time.Since(start)
+	status := ww.Status()
+	if status == 0 {
+		status = http.StatusOK // what net/http sends when the handler wrote nothing
+	}
+	if o.Skip != nil && o.Skip(st.logged, status) {
+		return
+	}
+	lvl := levelForStatus(status)
+	if panicked {
+		lvl = slog.LevelError
+	}
+	h := l.logger.Handler()
+	if lvl < o.Level || !h.Enabled(ctx, lvl) {
+		return
+	}
+
+	u := urlString(st.url)
+	ref := r.Header.Get("Referer")
+	if strings.ContainsAny(ref, "?#@") {
+		ref = redactReferer(ref, l.keep)
+	}
+	line = appendAttrs(line,
+		slog.String(s.RequestURL, scheme(r)+"://"+r.Host+u),
+		slog.String(s.RequestMethod, r.Method),
+		slog.String(s.RequestPath, r.URL.Path),
+		slog.String(s.RequestRemoteIP, r.RemoteAddr),
+		slog.String(s.RequestHost, r.Host),
+		slog.String(s.RequestScheme, scheme(r)),
+		slog.String(s.RequestProto, r.Proto),
+		slog.Attr{Key: s.RequestHeaders, Value: slog.GroupValue(l.requestHeaderAttrs(r.Header, st.hdrBuf[:0])...)},
+		slog.Int64(s.RequestBytes, r.ContentLength),
+		slog.String(s.RequestUserAgent, r.UserAgent()),
+		slog.String(s.RequestReferer, ref),
+		slog.Attr{Key: s.ResponseHeaders, Value: slog.GroupValue(headerAttrs(ww.Header(), o.LogResponseHeaders)...)},
+		slog.Int(s.ResponseStatus, status),
+		responseDuration(s.ResponseDuration, duration),
+		slog.Int(s.ResponseBytes, ww.BytesWritten()),
+	)
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		line = appendAttrs(line, slog.Any(httplog.ErrorKey, httplog.ErrClientAborted), slog.String(s.ErrorType, "ClientAborted"))
+	}
+	if logReqBody {
+		line = appendAttrs(line, slog.String(s.RequestBody, logBody(st.reqBody, r.Header, o)))
+	}
+	if logRespBody {
+		line = appendAttrs(line, slog.String(s.ResponseBody, logBody(st.respBody, ww.Header(), o)))
+	}
+
+	// httplog.SetAttrs's, in order, as httplog itself adds them.
+	line = appendAttrs(line, st.ext...)
+
+	// Ours: the request's attributes, the session id an initialize hands
+	// out, the stream's end, then SetAttrs's, which win on equal keys.
+	k := len(line)
+	line = append(line, st.reqAttrs...)
+	line = appendResponseAttrs(line, ww.Header(), st.sessionFromReq)
+	if st.stream.Load() {
+		line = append(line, slog.String(StreamLogKey, "end"))
+	}
+	for _, a := range bag {
+		line = line[:k+len(upsert(line[k:], a))]
+	}
+	if s.GroupDelimiter != "" {
+		line = groupByDelimiter(line, s.GroupDelimiter)
+	}
+
+	var msgBuf [128]byte
+	m := append(msgBuf[:0], r.Method...)
+	m = append(m, ' ')
+	m = append(m, u...)
+	m = append(m, " => HTTP "...)
+	m = strconv.AppendInt(m, int64(status), 10)
+	m = append(m, " ("...)
+	m = append(m, duration.String()...)
+	m = append(m, ')')
+	msg := string(m)
+	pc := finishPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(1, pcs[:])
+		pc = pcs[0]
+		finishPC.Store(pc)
+	}
+	rec2 := slog.NewRecord(time.Now(), lvl, msg, pc)
+	rec2.AddAttrs(line...)
+	_ = h.Handle(ctx, rec2)
+}
+
+// finishPC is the source of the request lines (a handler with AddSource
+// shows it): this file's finish, found once rather than per line.
+var finishPC atomic.Uintptr
+
+// appendAttrs appends the attributes that have a key (a schema leaves out
+// a field by naming it "").
+func appendAttrs(attrs []slog.Attr, more ...slog.Attr) []slog.Attr {
+	for _, a := range more {
+		if a.Key != "" {
+			attrs = append(attrs, a)
+		}
+	}
+	return attrs
+}
+
+// requestHeaderAttrs returns the logged request headers, credentials and
+// the Referer's secrets redacted as redactHeader does.
+func (l *reqLogger) requestHeaderAttrs(h http.Header, buf []slog.Attr) []slog.Attr {
+	for _, name := range l.opts.LogRequestHeaders {
+		vals := h.Values(name)
+		if len(vals) == 0 {
+			continue
+		}
+		switch http.CanonicalHeaderKey(name) {
+		case "Authorization", "Proxy-Authorization":
+			red := make([]string, len(vals))
+			for i, v := range vals {
+				red[i] = redactCredential(v)
+			}
+			vals = red
+		case "Cookie":
+			red := make([]string, len(vals))
+			for i := range red {
+				red[i] = Redacted
+			}
+			vals = red
+		case "Referer":
+			if ref := vals[0]; strings.ContainsAny(ref, "?#@") {
+				vals = []string{redactReferer(ref, l.keep)}
+			}
+		}
+		buf = appendHeaderAttr(buf, name, vals)
+	}
+	return buf
+}
+
+// headerAttrs returns the listed headers of h as attributes.
+func headerAttrs(h http.Header, names []string) []slog.Attr {
+	if len(names) == 0 {
+		return nil
+	}
+	attrs := make([]slog.Attr, 0, len(names))
+	for _, name := range names {
+		attrs = appendHeaderAttr(attrs, name, h.Values(name))
+	}
+	return attrs
+}
+
+func appendHeaderAttr(attrs []slog.Attr, name string, vals []string) []slog.Attr {
+	switch {
+	case len(vals) == 1:
+		return append(attrs, slog.String(name, vals[0]))
+	case len(vals) > 1:
+		return append(attrs, slog.Any(name, vals))
+	}
+	return attrs
+}
+
+// responseDuration is the duration field in the schema's unit.
+func responseDuration(key string, d time.Duration) slog.Attr {
+	switch key {
+	case httplog.ECSResponseDuration:
+		return slog.Int64(key, d.Nanoseconds())
+	case httplog.OTELResponseDuration:
+		return slog.Float64(key, d.Seconds())
+	case httplog.GCPResponseDuration:
+		return slog.String(key, strconv.FormatFloat(d.Seconds(), 'f', -1, 64)+"s")
+	default:
+		return slog.Float64(key, float64(d.Milliseconds()))
+	}
+}
+
+// logBody is a logged body: trimmed to LogBodyMaxLen, or a note when its
+// Content-Type is not one of LogBodyContentTypes.
+func logBody(body *bytes.Buffer, header http.Header, o *LogOptions) string {
+	if body == nil || body.Len() == 0 {
+		return ""
+	}
+	contentType := header.Get("Content-Type")
+	for _, allowed := range o.LogBodyContentTypes {
+		if strings.HasPrefix(contentType, allowed) {
+			if o.LogBodyMaxLen <= 0 || o.LogBodyMaxLen >= body.Len() {
+				return body.String()
+			}
+			return body.String()[:o.LogBodyMaxLen] + "... [trimmed]"
+		}
+	}
+	return fmt.Sprintf("[body redacted for Content-Type: %s]", contentType)
 }
 
 // streamStart writes the line that says an event stream was accepted.
-func (l *reqLogger) streamStart(st *reqState, hr *http.Request, respHeader http.Header, status int) {
+func (l *reqLogger) streamStart(st *reqState, respHeader http.Header, status int) {
 	if l.opts.NoStreamStart || slog.LevelInfo < l.opts.Level {
 		return
 	}
-	ctx := hr.Context()
+	ctx := st.hr.Context()
 	if !l.logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	lr := st.logged
-	if l.opts.Skip != nil && l.opts.Skip(lr, status) {
+	if l.opts.Skip != nil && l.opts.Skip(st.logged, status) {
 		return
 	}
+	r := st.orig
 	s := l.opts.Schema
+	u := urlString(st.url)
 	attrs := []slog.Attr{
-		slog.String(s.RequestURL, fmt.Sprintf("%s://%s%s", scheme(lr), lr.Host, lr.URL)),
-		slog.String(s.RequestMethod, lr.Method),
-		slog.String(s.RequestPath, lr.URL.Path),
-		slog.String(s.RequestRemoteIP, lr.RemoteAddr),
+		slog.String(s.RequestURL, scheme(r)+"://"+r.Host+u),
+		slog.String(s.RequestMethod, r.Method),
+		slog.String(s.RequestPath, r.URL.Path),
+		slog.String(s.RequestRemoteIP, r.RemoteAddr),
 		slog.Int(s.ResponseStatus, status),
 	}
 	attrs = append(attrs, st.reqAttrs...)
-	attrs = append(attrs, responseAttrs(respHeader, st.sessionFromReq)...)
+	attrs = appendResponseAttrs(attrs, respHeader, st.sessionFromReq)
 	attrs = append(attrs, slog.String(StreamLogKey, "start"))
 	attrs = merge(attrs, st.bag.snapshot())
 	attrs = dropEmptyKeys(attrs)
 	if s.GroupDelimiter != "" {
 		attrs = groupByDelimiter(attrs, s.GroupDelimiter)
 	}
-	msg := fmt.Sprintf("%s %s => HTTP %d stream start", lr.Method, lr.URL, status)
+	msg := r.Method + " " + u + " => HTTP " + strconv.Itoa(status) + " stream start"
 	l.logger.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
 }
 
@@ -336,8 +591,7 @@ const (
 
 // requestAttrs derives attributes from the request: MCP headers, chi's
 // request id and the resolved client IP.
-func requestAttrs(r *http.Request) []slog.Attr {
-	var attrs []slog.Attr
+func requestAttrs(r *http.Request, attrs []slog.Attr) []slog.Attr {
 	add := func(key, v string) {
 		if v == "" {
 			return
@@ -360,19 +614,20 @@ func requestAttrs(r *http.Request) []slog.Attr {
 	return attrs
 }
 
-// responseAttrs picks the session id an initialize response hands out.
-func responseAttrs(h http.Header, sessionFromReq bool) []slog.Attr {
+// appendResponseAttrs appends the session id an initialize response hands
+// out.
+func appendResponseAttrs(attrs []slog.Attr, h http.Header, sessionFromReq bool) []slog.Attr {
 	if sessionFromReq {
-		return nil
+		return attrs
 	}
 	v := h.Get(hdrSessionID)
 	if v == "" {
-		return nil
+		return attrs
 	}
 	if len(v) > maxHeaderAttrLen {
 		v = v[:maxHeaderAttrLen] + "…"
 	}
-	return []slog.Attr{slog.String(MCPSessionKey, v)}
+	return append(attrs, slog.String(MCPSessionKey, v))
 }
 
 func findAttr(attrs []slog.Attr, key string) (slog.Attr, bool) {
@@ -417,6 +672,17 @@ func groupByDelimiter(attrs []slog.Attr, d string) []slog.Attr {
 	return out
 }
 
+// urlString is u.String() without building a new string for the common
+// server request: an absolute path and nothing else (then String is
+// EscapedPath, which returns the path itself when nothing needs escaping).
+func urlString(u *url.URL) string {
+	if u.Scheme == "" && u.Opaque == "" && u.Host == "" && u.User == nil && !u.ForceQuery &&
+		u.RawQuery == "" && u.Fragment == "" && strings.HasPrefix(u.Path, "/") {
+		return u.EscapedPath()
+	}
+	return u.String()
+}
+
 func scheme(r *http.Request) string {
 	if r.TLS != nil {
 		return "https"
@@ -425,43 +691,13 @@ func scheme(r *http.Request) string {
 }
 
 func isEventStream(contentType string) bool {
+	// Parse only what can be an event stream: every response passes here.
+	base, _, _ := strings.Cut(contentType, ";")
+	if !strings.EqualFold(strings.TrimSpace(base), "text/event-stream") {
+		return false
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == "text/event-stream"
-}
-
-// drainGuard stops httplog from reading the rest of a request body into
-// memory after the handler has returned (httplog drains unread bytes into
-// its log buffer when body logging is on).
-type drainGuard struct {
-	rc   io.ReadCloser
-	done *atomic.Bool
-}
-
-func (g *drainGuard) Read(p []byte) (int, error) {
-	if g.done.Load() {
-		return 0, io.EOF
-	}
-	return g.rc.Read(p)
-}
-
-func (g *drainGuard) Close() error { return g.rc.Close() }
-
-// levelHandler sets the level of httplog's line from the response status and
-// applies the minimum level. Lines without request state pass through.
-type levelHandler struct {
-	next slog.Handler
-	min  slog.Level
-}
-
-func (h *levelHandler) level(ctx context.Context, lvl slog.Level) slog.Level {
-	st := stateFrom(ctx)
-	if st == nil || st.ww == nil {
-		return lvl
-	}
-	if st.panicked.Load() {
-		return slog.LevelError
-	}
-	return levelForStatus(st.ww.Status())
 }
 
 // levelForStatus maps a status to a level: 5xx Error, 4xx Warn, else Info.
@@ -475,22 +711,4 @@ func levelForStatus(status int) slog.Level {
 	default:
 		return slog.LevelInfo
 	}
-}
-
-func (h *levelHandler) Enabled(ctx context.Context, lvl slog.Level) bool {
-	lvl = h.level(ctx, lvl)
-	return lvl >= h.min && h.next.Enabled(ctx, lvl)
-}
-
-func (h *levelHandler) Handle(ctx context.Context, rec slog.Record) error {
-	rec.Level = h.level(ctx, rec.Level)
-	return h.next.Handle(ctx, rec)
-}
-
-func (h *levelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &levelHandler{next: h.next.WithAttrs(attrs), min: h.min}
-}
-
-func (h *levelHandler) WithGroup(name string) slog.Handler {
-	return &levelHandler{next: h.next.WithGroup(name), min: h.min}
 }

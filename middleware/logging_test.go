@@ -2,11 +2,13 @@ package middleware
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -459,5 +462,52 @@ func BenchmarkRequestLogger(b *testing.B) {
 				h.ServeHTTP(w, req)
 			}
 		})
+	}
+}
+
+func TestURLStringMatchesString(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"/mcp", "/a%2Fb", "/a b", "/é", "/x?q=1", "//double", "/p#f", "/a:b/c", "/%7Euser", "*", "http://h/p"} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		assert.Equal(t, u.String(), urlString(u), raw)
+	}
+	for _, uri := range []string{"/mcp", "/a%2Fb", "//double/x", "/%7Euser/x"} {
+		u, err := url.ParseRequestURI(uri)
+		require.NoError(t, err)
+		assert.Equal(t, u.String(), urlString(u), uri)
+	}
+}
+
+func TestRequestLogger_HTTPLogSetAttrsStillReachTheLine(t *testing.T) {
+	t.Parallel()
+	require.NotNil(t, httplogAttrsKey)
+	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		httplog.SetAttrs(r.Context(), slog.String("app.user", "ann"))
+		_ = httplog.SetError(r.Context(), errors.New("boom"))
+		SetAttrs(r.Context(), slog.String(MCPMethodKey, "tools/call"))
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/x", strings.NewReader("{}"))
+	do(t, req)
+	l := sink.waitLines(t, 1)[0]
+	assert.Equal(t, "ann", l["app.user"])
+	assert.Equal(t, "boom", l[httplog.SchemaECS.ErrorMessage], "httplog.SetError, under the schema's error field")
+	assert.Equal(t, "tools/call", l[MCPMethodKey])
+}
+
+func TestRequestLogger_LineHasASource(t *testing.T) {
+	t.Parallel()
+	sink := &logSink{}
+	logger := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{AddSource: true}))
+	h := RequestLogger(logger, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for range 2 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	}
+	for _, l := range sink.lines(t) {
+		src, _ := l[slog.SourceKey].(map[string]any)
+		assert.Contains(t, src["file"], "logging.go")
+		assert.NotZero(t, src["line"])
 	}
 }

@@ -20,6 +20,7 @@ type streamWriter struct {
 	http.ResponseWriter
 	ww          chimw.WrapResponseWriter // httplog's writer, nil if unknown
 	onStream    func(status int)
+	starter     interface{ streamStarted(status int) } // instead of onStream, without a closure
 	committed   bool
 	wroteHeader bool
 }
@@ -52,6 +53,9 @@ func (w *streamWriter) commit(status int) {
 	}
 	if w.onStream != nil {
 		w.onStream(status)
+	}
+	if w.starter != nil {
+		w.starter.streamStarted(status)
 	}
 }
 
