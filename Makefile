@@ -2,9 +2,9 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: test fmt-check vet redis unit interop tools conformance conformance-alpha bench
+.PHONY: test fmt-check vet redis unit interop tools conformance conformance-alpha conformance-cluster conformance-alpha-cluster bench bench-cluster
 
-test: fmt-check vet unit interop conformance conformance-alpha
+test: fmt-check vet unit interop conformance conformance-alpha conformance-cluster conformance-alpha-cluster
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -48,8 +48,24 @@ conformance:
 conformance-alpha:
 	GO=$(GO) .ci/conformance.sh alpha
 
+# Both suites again through a round-robin proxy (no stickiness) in front of
+# three fixture replicas sharing their sessions on Redis (mcpredis), with
+# the same empty baselines: REDIS_URL, else 127.0.0.1:6379, else a
+# throwaway redis-server for the run.
+conformance-cluster: redis
+	GO=$(GO) CONFORMANCE_REPLICAS=3 .ci/conformance.sh 0.1.16
+
+conformance-alpha-cluster: redis
+	GO=$(GO) CONFORMANCE_REPLICAS=3 .ci/conformance.sh alpha
+
 # The side-by-side benchmarks (bench/, a module of its own): every server
 # configuration as its own process, one load generator; writes
 # bench/RESULTS.md. About 7 minutes; QUICK=1 for about one.
 bench:
 	$(MAKE) -C bench bench
+
+# The cluster benchmark (issue 9): one process in memory, one replica on
+# Redis, three behind a round-robin proxy, and what a relayed call costs;
+# writes bench/RESULTS-cluster.md in about two minutes.
+bench-cluster:
+	$(MAKE) -C bench cluster
