@@ -34,6 +34,7 @@ func main() {
 	data := flag.String("data", "", "JSON file to keep the tasks in (default: memory only)")
 	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
+	printToken := flag.Bool("dev-token", false, "print a development token even when "+secretEnv+" is set (replicas share the secret)")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,8 +60,11 @@ func main() {
 		// tokens' audience and the metadata name it.
 		cfg.BaseURL = strings.TrimRight(s, "/")
 	}
+	if cfg.ReplicaURL != cfg.BaseURL {
+		fmt.Printf("example_app replica on %s, one of those behind %s\n", cfg.ReplicaURL, cfg.BaseURL)
+	}
 	fmt.Printf("example_app listening on %s (dashboard %s/, MCP %s/mcp)\n", cfg.BaseURL, cfg.BaseURL, cfg.BaseURL)
-	if generated {
+	if generated || *printToken {
 		token, err := devToken(secret, cfg.BaseURL+"/mcp", "dev", scopeRead+" "+scopeWrite, time.Hour)
 		if err != nil {
 			logger.Error("example_app", slog.Any("error", err))
