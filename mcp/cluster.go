@@ -25,11 +25,14 @@ import (
 // connect), the replica that notices claims the session, rebuilds it from
 // the record and serves the request itself: the session goes on with its
 // metadata, its saved state and its GET stream's log. What the dead owner
-// held only in memory is lost: calls in flight (their clients see the
-// stream break and get no result), their response streams, and
-// server→client requests waiting for an answer. A handler that keeps state
-// but does not implement [StateCodec] cannot move: its sessions end with
-// 404 and the client initializes again, as the specification intends.
+// held only in memory is lost: calls in flight (a client that resumes
+// such a call's stream is answered with its error), their streams, and
+// server→client requests waiting for an answer. A request relayed over a
+// kept-alive connection to an owner that dies at that instant may be
+// served again by the replica that takes the session over. A handler
+// that keeps state but does not implement [StateCodec] cannot move: its
+// sessions end with 404 and the client initializes again, as the
+// specification intends.
 //
 // Implementations must be safe for concurrent use. Methods that take a
 // context do network I/O and must honour its deadline; the endpoint gives

@@ -128,6 +128,12 @@ func (t *transport) forward(w http.ResponseWriter, r *http.Request, body []byte,
 			// The owner checks Host and Origin as this replica did.
 			pr.Out.Host = pr.In.Host
 			pr.Out.Header.Set(relayHeader, owner)
+			// Replayable (the body is buffered): a kept-alive
+			// connection to an owner that has just died fails
+			// before any answer, and the transport then tries a new
+			// connection, whose refusal tells that the owner is
+			// gone. A nil value is not sent.
+			pr.Out.Header["X-Idempotency-Key"] = nil
 		},
 		Transport:     t.relay,
 		FlushInterval: -1,
