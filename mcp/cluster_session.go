@@ -423,12 +423,7 @@ func (tab *sessionTable) notice(n Notice) {
 
 // recordAll records every live session again, after the store lost them.
 func (tab *sessionTable) recordAll() {
-	tab.mu.RLock()
-	all := make([]*session, 0, len(tab.m))
-	for _, s := range tab.m {
-		all = append(all, s)
-	}
-	tab.mu.RUnlock()
+	all := tab.all()
 	for _, s := range all {
 		err := tab.create(context.Background(), s)
 		if errors.Is(err, ErrSessionMoved) {

@@ -33,13 +33,7 @@ func (e *Endpoint) Shutdown(ctx context.Context) error {
 	if tab == nil {
 		return nil
 	}
-	tab.mu.RLock()
-	all := make([]*session, 0, len(tab.m))
-	for _, s := range tab.m {
-		all = append(all, s)
-	}
-	tab.mu.RUnlock()
-	for _, s := range all {
+	for _, s := range tab.all() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -169,6 +169,17 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// all returns the live sessions.
+func (tab *sessionTable) all() []*session {
+	tab.mu.RLock()
+	defer tab.mu.RUnlock()
+	all := make([]*session, 0, len(tab.m))
+	for _, s := range tab.m {
+		all = append(all, s)
+	}
+	return all
+}
+
 func (tab *sessionTable) count() int {
 	tab.mu.RLock()
 	defer tab.mu.RUnlock()
