@@ -165,9 +165,28 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	if b.Routes[PublishPath] != nil {
 		ready.PublishURL = "http://" + mcpLn.Addr().String() + PublishPath
 	}
-	line, _ := json.Marshal(ready)
-	fmt.Fprintf(os.Stdout, "%s%s\n", ReadyPrefix, line)
+	PrintReady(ready)
+	AwaitExit(*maxLife, errc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = adm.Shutdown(ctx)
+	_ = srv.Shutdown(ctx)
+	_ = srv.Close()
+	if b.Close != nil {
+		b.Close()
+	}
+}
 
+// PrintReady prints the ready line on stdout: ReadyPrefix and r as JSON.
+func PrintReady(r Ready) {
+	line, _ := json.Marshal(r)
+	fmt.Fprintf(os.Stdout, "%s%s\n", ReadyPrefix, line)
+}
+
+// AwaitExit returns when the process should shut down: on SIGINT or
+// SIGTERM, at EOF on stdin (the load generator is gone or done), after
+// maxLife, or when a listener fails (errc; logged).
+func AwaitExit(maxLife time.Duration, errc <-chan error) {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	stdinEOF := make(chan struct{})
@@ -178,18 +197,10 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	select {
 	case <-stop:
 	case <-stdinEOF:
-	case <-time.After(*maxLife):
-		log.Printf("max lifetime %v reached", *maxLife)
+	case <-time.After(maxLife):
+		log.Printf("max lifetime %v reached", maxLife)
 	case err := <-errc:
 		log.Printf("serve: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = adm.Shutdown(ctx)
-	_ = srv.Shutdown(ctx)
-	_ = srv.Close()
-	if b.Close != nil {
-		b.Close()
 	}
 }
 
