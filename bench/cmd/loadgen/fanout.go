@@ -25,7 +25,9 @@ import (
 	"github.com/saguaro-go/saguaro/bench/internal/check"
 	"github.com/saguaro-go/saguaro/bench/internal/fanout"
 	"github.com/saguaro-go/saguaro/bench/internal/hist"
+	"github.com/saguaro-go/saguaro/bench/internal/loop"
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
+	"github.com/saguaro-go/saguaro/bench/internal/report"
 )
 
 // Fan-out variants: events published at a fixed rate, or back to back.
@@ -59,7 +61,7 @@ type fanSet struct {
 	s       *server
 	clients []*fanClient
 	// idleFail collects what clients report between slices.
-	idleFail *failures
+	idleFail *loop.Failures
 	stop     atomic.Bool
 	wg       sync.WaitGroup
 	warmN    atomic.Int64
@@ -73,7 +75,7 @@ type fanSet struct {
 	lastAt    time.Time
 	done      chan struct{}
 	// sliceFail collects what clients report during the current slice.
-	sliceFail *failures
+	sliceFail *loop.Failures
 	// dropped counts the clients that disconnected during the slice.
 	dropped int
 }
@@ -81,8 +83,8 @@ type fanSet struct {
 // dialFanSet opens n SSE connections to the server, at most 64 being set
 // up at once, and starts each one's reader.
 func dialFanSet(s *server, n int, timeout time.Duration) (*fanSet, error) {
-	u, err := url.Parse(s.ready.EventsURL)
-	if err != nil || s.ready.EventsURL == "" || s.ready.PublishURL == "" {
+	u, err := url.Parse(s.Ready.EventsURL)
+	if err != nil || s.Ready.EventsURL == "" || s.Ready.PublishURL == "" {
 		return nil, fmt.Errorf("%s: no events/publish URL on the ready line", s.cfg.Name)
 	}
 	host, _, err := net.SplitHostPort(u.Host)
@@ -92,7 +94,7 @@ func dialFanSet(s *server, n int, timeout time.Duration) (*fanSet, error) {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return nil, fmt.Errorf("refusing non-loopback target %s", u.Host)
 	}
-	fs := &fanSet{s: s, nextSeq: 1, idleFail: &failures{}}
+	fs := &fanSet{s: s, nextSeq: 1, idleFail: &loop.Failures{}}
 	req := []byte("GET " + u.EscapedPath() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n")
 	sem := make(chan struct{}, 64)
 	var mu sync.Mutex
@@ -255,16 +257,16 @@ func (fs *fanSet) report(err error) {
 		f = fs.idleFail
 	}
 	fs.mu.Unlock()
-	f.add(err)
+	f.Add(err)
 }
 
 // publish asks the server to publish event seq.
 func (fs *fanSet) publish(ctx context.Context, seq int64) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fs.s.ready.PublishURL+"?seq="+strconv.FormatInt(seq, 10), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fs.s.Ready.PublishURL+"?seq="+strconv.FormatInt(seq, 10), nil)
 	if err != nil {
 		return err
 	}
-	resp, err := fs.s.hc.Do(req)
+	resp, err := fs.s.HTTP.Do(req)
 	if err != nil {
 		return fanErr("transport", "publish %d: %v", seq, err)
 	}
@@ -340,7 +342,7 @@ type fanSlice struct {
 	Before     probe.Snapshot
 	After      probe.Snapshot
 	SelfCPUNS  int64
-	Fail       failures
+	Fail       loop.Failures
 }
 
 // runFanSlice publishes spec.Events events and waits until every live
@@ -352,8 +354,8 @@ func runFanSlice(fs *fanSet, spec fanSpec, timeout time.Duration) *fanSlice {
 	fs.nextSeq = target + 1
 
 	var err error
-	if res.Before, err = fs.s.probe(false); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.Before, err = fs.s.Probe(false); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 	}
 	fs.mu.Lock()
 	fs.slice++
@@ -394,7 +396,7 @@ func runFanSlice(fs *fanSet, spec fanSpec, timeout time.Duration) *fanSlice {
 			}
 		}
 		if err := fs.publish(ctx, first+int64(i)); err != nil {
-			res.Fail.add(err)
+			res.Fail.Add(err)
 			break
 		}
 	}
@@ -418,8 +420,8 @@ func runFanSlice(fs *fanSet, spec fanSpec, timeout time.Duration) *fanSlice {
 	}
 	res.Window = lastAt.Sub(t0)
 	res.SelfCPUNS = selfCPU() - self0
-	if res.After, err = fs.s.probe(false); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.After, err = fs.s.Probe(false); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 	}
 
 	res.Expected = uint64(res.Clients) * uint64(spec.Events)
@@ -440,11 +442,11 @@ func runFanSlice(fs *fanSet, spec fanSpec, timeout time.Duration) *fanSlice {
 		c.mu.Unlock()
 	}
 	if res.Lost > 0 {
-		res.Fail.add(fanErr("lost", "%d of %d deliveries never arrived (%d clients short of the last event, %d disconnected during the slice; limit %v)",
+		res.Fail.Add(fanErr("lost", "%d of %d deliveries never arrived (%d clients short of the last event, %d disconnected during the slice; limit %v)",
 			res.Lost, res.Expected, short, res.Dropped, limit))
 	}
 	if res.Dups > 0 {
-		res.Fail.add(fanErr("order", "%d events arrived twice or out of order", res.Dups))
+		res.Fail.Add(fanErr("order", "%d events arrived twice or out of order", res.Dups))
 	}
 	return res
 }
@@ -469,7 +471,7 @@ type fanAgg struct {
 	SelfCPUNS  int64
 	// SliceRate is deliveries per second of each slice, in round order.
 	SliceRate []float64
-	Fail      failures
+	Fail      loop.Failures
 }
 
 func (a *fanAgg) add(r *fanSlice) {
@@ -494,7 +496,7 @@ func (a *fanAgg) add(r *fanSlice) {
 	if r.Window > 0 {
 		a.SliceRate = append(a.SliceRate, float64(r.Deliveries)/r.Window.Seconds())
 	}
-	a.Fail.merge(&r.Fail)
+	a.Fail.Merge(&r.Fail)
 }
 
 func (a *fanAgg) perDelivery(v float64) float64 {
@@ -504,19 +506,11 @@ func (a *fanAgg) perDelivery(v float64) float64 {
 	return v / float64(a.Deliveries)
 }
 
-func (a *fanAgg) medianRate() float64 { return median(a.SliceRate) }
+func (a *fanAgg) medianRate() float64 { return loop.Median(a.SliceRate) }
 
 // ratioTo is the median over rounds of the rate divided by base's rate in
 // the same round.
-func (a *fanAgg) ratioTo(base *fanAgg) float64 {
-	var rs []float64
-	for i := 0; i < len(a.SliceRate) && i < len(base.SliceRate); i++ {
-		if base.SliceRate[i] > 0 {
-			rs = append(rs, a.SliceRate[i]/base.SliceRate[i])
-		}
-	}
-	return median(rs)
-}
+func (a *fanAgg) ratioTo(base *fanAgg) float64 { return loop.RoundRatio(a.SliceRate, base.SliceRate) }
 
 // raiseFDLimit lifts this process's open-file limit to its hard limit and
 // reports whether need descriptors fit.
@@ -570,7 +564,7 @@ func runFanoutPhase(o *options, run *runResult) {
 			}
 		}
 		for _, e := range ents {
-			e.s.stop()
+			e.s.Stop()
 		}
 	}()
 	for _, i := range cfgs {
@@ -581,7 +575,7 @@ func runFanoutPhase(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
-		run.noteReady(c.Name, s.ready)
+		run.noteReady(c.Name, s.Ready)
 		t0 := time.Now()
 		fs, err := dialFanSet(s, o.fanClients, o.timeout)
 		if err == nil {
@@ -593,12 +587,12 @@ func runFanoutPhase(o *options, run *runResult) {
 			if check.Kind(err) == "transport" {
 				err = fanErr("setup", "%v", err)
 			}
-			a.Fail.add(err)
+			a.Fail.Add(err)
 			run.Fanout[c.Name+"@"+fanPaced] = a
 			if fs != nil {
 				fs.close()
 			}
-			s.stop()
+			s.Stop()
 			continue
 		}
 		log.Printf("fanout %-18s %d clients subscribed in %v", c.Name, len(fs.clients), time.Since(t0).Round(time.Millisecond))
@@ -622,7 +616,7 @@ func runFanoutPhase(o *options, run *runResult) {
 				n++
 				r := runFanSlice(e.fs, v.spec, o.timeout)
 				if f := e.fs.takeFailures(); f != nil {
-					r.Fail.merge(f)
+					r.Fail.Merge(f)
 				}
 				k := e.s.cfg.Name + "@" + v.name
 				a := run.Fanout[k]
@@ -632,11 +626,11 @@ func runFanoutPhase(o *options, run *runResult) {
 				}
 				a.add(r)
 				status := ""
-				if f := r.Fail.total(); f > 0 {
-					status = fmt.Sprintf(" FAILED: %s", firstOf(&r.Fail))
+				if f := r.Fail.Total(); f > 0 {
+					status = fmt.Sprintf(" FAILED: %s", r.Fail.FirstMessage())
 				}
 				log.Printf("[%d/%d] fanout round %d %-5s %-18s %9.0f deliveries/s p50 %s p99 %s%s", n, total, round+1, v.name,
-					e.s.cfg.Name, float64(r.Deliveries)/r.Window.Seconds(), dur(r.Hist.Quantile(0.5)), dur(r.Hist.Quantile(0.99)), status)
+					e.s.cfg.Name, float64(r.Deliveries)/r.Window.Seconds(), report.Dur(r.Hist.Quantile(0.5)), report.Dur(r.Hist.Quantile(0.99)), status)
 				// Let the server settle (the last writes, the GC) before
 				// the next configuration's slice.
 				time.Sleep(50 * time.Millisecond)
@@ -659,7 +653,7 @@ func profileFanout(dir string, secs int, s *server, fs *fanSet, spec fanSpec, ti
 		log.Printf("profile: %v", err)
 		return
 	}
-	base := strings.TrimSuffix(s.ready.ProbeURL, probe.Path)
+	base := strings.TrimSuffix(s.Ready.ProbeURL, probe.Path)
 	get := func(path, file string) error {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -704,12 +698,12 @@ func profileFanout(dir string, secs int, s *server, fs *fanSet, spec fanSpec, ti
 
 // takeFailures returns, and forgets, the failures reported outside a
 // slice.
-func (fs *fanSet) takeFailures() *failures {
+func (fs *fanSet) takeFailures() *loop.Failures {
 	fs.mu.Lock()
 	f := fs.idleFail
-	fs.idleFail = &failures{}
+	fs.idleFail = &loop.Failures{}
 	fs.mu.Unlock()
-	if f.total() == 0 {
+	if f.Total() == 0 {
 		return nil
 	}
 	return f

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/saguaro-go/saguaro/bench/internal/configs"
+	"github.com/saguaro-go/saguaro/bench/internal/report"
 )
 
 // fanPeer is the configuration the fan-out section compares saguaro with.
@@ -25,11 +26,11 @@ func fanFailure(a *fanAgg) string {
 	if a.Dropped > 0 {
 		parts = append(parts, fmt.Sprintf("%d client disconnections", a.Dropped))
 	}
-	parts = append(parts, "first: "+firstOf(&a.Fail))
+	parts = append(parts, "first: "+a.Fail.FirstMessage())
 	return strings.Join(parts, ", ")
 }
 
-func fanOK(a *fanAgg) bool { return a != nil && a.Fail.total() == 0 && a.Deliveries > 0 }
+func fanOK(a *fanAgg) bool { return a != nil && a.Fail.Total() == 0 && a.Deliveries > 0 }
 
 // renderFanout writes the fan-out section of the results page.
 func renderFanout(r *runResult, p func(string, ...any)) {
@@ -76,29 +77,29 @@ func renderFanout(r *runResult, p func(string, ...any)) {
 			if a == nil {
 				reason := notRun(c)
 				if e, ok := r.StartErr[c.Name]; ok {
-					reason = "did not start: " + mdEscape(e)
+					reason = "did not start: " + report.MDEscape(e)
 				}
-				if s := r.Fanout[c.Name+"@"+fanPaced]; s != nil && s.Fail.total() > 0 && v == fanBurst {
-					reason = "**FAILED**: " + mdEscape(fanFailure(s))
+				if s := r.Fanout[c.Name+"@"+fanPaced]; s != nil && s.Fail.Total() > 0 && v == fanBurst {
+					reason = "**FAILED**: " + report.MDEscape(fanFailure(s))
 				}
 				p("| %s | %s | | | | | | | | | |\n", c.Name, reason)
 				continue
 			}
-			if a.Fail.total() > 0 {
-				p("| %s | **FAILED**: %s | | | | | | | | | |\n", c.Name, mdEscape(fanFailure(a)))
+			if a.Fail.Total() > 0 {
+				p("| %s | **FAILED**: %s | | | | | | | | | |\n", c.Name, report.MDEscape(fanFailure(a)))
 				continue
 			}
 			vsBase, vsPeer := "–", "–"
 			if fanOK(base) {
-				vsBase = fmtRatio(a.ratioTo(base))
+				vsBase = report.FmtRatio(a.ratioTo(base))
 			}
 			if fanOK(peer) {
-				vsPeer = fmtRatio(a.ratioTo(peer))
+				vsPeer = report.FmtRatio(a.ratioTo(peer))
 			}
-			lo, hi := minMax(a.SliceRate)
+			lo, hi := report.MinMax(a.SliceRate)
 			p("| %s | %.0f | %s | %s | %s | %s | %.2f µs | %.2f | %s | %.0f–%.0f | %d |\n", c.Name, a.medianRate(), vsBase, vsPeer,
-				dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)), a.perDelivery(float64(a.CPUNS))/1000,
-				a.perDelivery(float64(a.Allocs)), bytesStr(a.perDelivery(float64(a.Bytes))), lo, hi, a.Deliveries)
+				report.Dur(a.Hist.Quantile(0.5)), report.Dur(a.Hist.Quantile(0.99)), a.perDelivery(float64(a.CPUNS))/1000,
+				a.perDelivery(float64(a.Allocs)), report.Bytes(a.perDelivery(float64(a.Bytes))), lo, hi, a.Deliveries)
 		}
 		p("\n")
 	}
@@ -132,7 +133,7 @@ func fanVerdict(r *runResult) string {
 	}
 	return fmt.Sprintf("**Target (issue 8): saguaro ahead of go-sse in events delivered per second.** In bursts, `sse-saguaro` "+
 		"delivers %s the rate of `%s` (median over rounds of the same-round ratio; %.0f against %.0f deliveries/s): %s go-sse.",
-		fmtRatio(x), fanPeer, sag.medianRate(), peer.medianRate(), word)
+		report.FmtRatio(x), fanPeer, sag.medianRate(), peer.medianRate(), word)
 }
 
 // fanSummary is a configuration's fan-out line for the summary.
@@ -145,14 +146,14 @@ func fanSummary(r *runResult, name string) string {
 	line := fmt.Sprintf("SSE fan-out to %d clients: %.0f deliveries/s in bursts", b.Clients, b.medianRate())
 	var rel []string
 	if base := r.Fanout[configs.SSEBare+"@"+fanBurst]; fanOK(base) {
-		rel = append(rel, fmtRatio(b.ratioTo(base))+" sse-bare's")
+		rel = append(rel, report.FmtRatio(b.ratioTo(base))+" sse-bare's")
 	}
 	if peer := r.Fanout[fanPeer+"@"+fanBurst]; fanOK(peer) && name != fanPeer {
-		rel = append(rel, fmtRatio(b.ratioTo(peer))+" go-sse's")
+		rel = append(rel, report.FmtRatio(b.ratioTo(peer))+" go-sse's")
 	}
 	if len(rel) > 0 {
 		line += " (" + strings.Join(rel, ", ") + ")"
 	}
 	return line + fmt.Sprintf(", p99 %s at %.0f events/s, %.2f µs of server CPU and %s allocated per delivery",
-		dur(pc.Hist.Quantile(0.99)), r.Opts.fanRate, pc.perDelivery(float64(pc.CPUNS))/1000, bytesStr(pc.perDelivery(float64(pc.Bytes))))
+		report.Dur(pc.Hist.Quantile(0.99)), r.Opts.fanRate, pc.perDelivery(float64(pc.CPUNS))/1000, report.Bytes(pc.perDelivery(float64(pc.Bytes))))
 }

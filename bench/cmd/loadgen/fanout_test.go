@@ -11,6 +11,7 @@ import (
 	"github.com/saguaro-go/saguaro/bench/internal/configs"
 	"github.com/saguaro-go/saguaro/bench/internal/fanout"
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
+	"github.com/saguaro-go/saguaro/bench/internal/proc"
 	"github.com/saguaro-go/saguaro/bench/internal/serve"
 )
 
@@ -80,9 +81,9 @@ func fanTestServer(t *testing.T, h http.Handler) *server {
 	t.Cleanup(probeSrv.Close)
 	return &server{
 		cfg: configs.Config{Name: "fake-sse", Kind: configs.KindSSE},
-		ready: serve.Ready{MCPURL: srv.URL + "/mcp", ProbeURL: probeSrv.URL + probe.Path,
+		Proc: &proc.Proc{Ready: serve.Ready{MCPURL: srv.URL + "/mcp", ProbeURL: probeSrv.URL + probe.Path,
 			EventsURL: srv.URL + serve.EventsPath, PublishURL: srv.URL + serve.PublishPath},
-		hc: &http.Client{Timeout: 5 * time.Second},
+			HTTP: &http.Client{Timeout: 5 * time.Second}},
 	}
 }
 
@@ -111,12 +112,12 @@ func TestFanoutSlices(t *testing.T) {
 			for _, spec := range []fanSpec{{Events: 5, Rate: 200}, {Events: 5}} {
 				r := runFanSlice(fs, spec, 2*time.Second)
 				if f := fs.takeFailures(); f != nil {
-					r.Fail.merge(f)
+					r.Fail.Merge(f)
 				}
 				a.add(r)
 			}
 			if tc.kind == "" {
-				if n := a.Fail.total(); n != 0 {
+				if n := a.Fail.Total(); n != 0 {
 					t.Fatalf("%d failures: %v", n, a.Fail.First)
 				}
 				if a.Deliveries != 2*5*clients || a.Expected != a.Deliveries || a.Hist.Count() != a.Deliveries {

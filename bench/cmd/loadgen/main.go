@@ -23,7 +23,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saguaro-go/saguaro/bench/internal/cli"
 	"github.com/saguaro-go/saguaro/bench/internal/configs"
+	"github.com/saguaro-go/saguaro/bench/internal/machine"
+	"github.com/saguaro-go/saguaro/bench/internal/report"
 	"github.com/saguaro-go/saguaro/bench/internal/serve"
 )
 
@@ -163,21 +166,14 @@ func parseFlags() *options {
 	o.logDir = filepath.Join(o.binDir, "logs")
 	o.workloads = set(workloads)
 	o.only = set(only)
-	for _, f := range strings.Split(conns, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 {
-			log.Fatalf("bad -conns %q", conns)
-		}
-		o.conns = append(o.conns, n)
+	var err error
+	if o.conns, err = cli.ParseConns(conns); err != nil {
+		log.Fatal(err)
 	}
 	if o.command == "" {
 		o.command = strings.Join(os.Args, " ")
 	}
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "command" && f.Name != "out" && f.Name != "raw" && f.Name != "bin" {
-			o.effectiveFlags = append(o.effectiveFlags, "-"+f.Name+"="+f.Value.String())
-		}
-	})
+	o.effectiveFlags = cli.GivenFlags("command", "out", "raw", "bin")
 	return o
 }
 
@@ -236,7 +232,7 @@ func main() {
 		run.Configs = append(run.Configs, c)
 	}
 
-	run.LoadStart = loadAvg()
+	run.LoadStart = machine.LoadAvg()
 	if o.workloads["throughput"] {
 		runThroughput(o, run)
 	}
@@ -253,30 +249,19 @@ func main() {
 		runFanoutPhase(o, run)
 	}
 	run.Finished = time.Now()
-	run.LoadEnd = loadAvg()
+	run.LoadEnd = machine.LoadAvg()
 
 	page := renderResults(run)
-	if err := writeFileAtomic(o.out, []byte(page)); err != nil {
+	if err := report.WriteFileAtomic(o.out, []byte(page)); err != nil {
 		log.Fatalf("write %s: %v", o.out, err)
 	}
 	if raw, err := json.MarshalIndent(run, "", "  "); err == nil {
-		_ = writeFileAtomic(o.rawOut, raw)
+		_ = report.WriteFileAtomic(o.rawOut, raw)
 	}
 	log.Printf("wrote %s (raw: %s) in %v", o.out, o.rawOut, run.Finished.Sub(run.Started).Round(time.Second))
 	if run.anyFailed() {
 		log.Printf("some configurations FAILED; see %s", o.out)
 	}
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // runThroughput starts every configuration, then for each round and each
@@ -295,7 +280,7 @@ func runThroughput(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
-		run.noteReady(c.Name, s.ready)
+		run.noteReady(c.Name, s.Ready)
 		servers = append(servers, s)
 	}
 	run.TP = map[string]*tpAgg{}
@@ -318,7 +303,7 @@ func runThroughput(o *options, run *runResult) {
 				}
 				a.add(r)
 				status := ""
-				if f := r.Fail.total(); f > 0 {
+				if f := r.Fail.Total(); f > 0 {
 					status = fmt.Sprintf(" FAILED x%d %v", f, r.Fail.First)
 				}
 				log.Printf("[%d/%d] round %d c=%-3d %-18s %8.0f req/s%s", n, total, round+1, conns, s.cfg.Name,
@@ -352,8 +337,8 @@ func runProgressPhase(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
-		run.noteReady(c.Name, s.ready)
-		run.ProgressNotes[c.Name] = s.ready.Notes
+		run.noteReady(c.Name, s.Ready)
+		run.ProgressNotes[c.Name] = s.Ready.Notes
 		servers = append(servers, s)
 	}
 	if len(servers) == 0 {
@@ -378,7 +363,7 @@ func runProgressPhase(o *options, run *runResult) {
 				}
 				a.add(r)
 				status := ""
-				if f := r.Fail.total(); f > 0 {
+				if f := r.Fail.Total(); f > 0 {
 					status = fmt.Sprintf(" FAILED %d of %d: %v", f, uint64(f)+r.OK, r.Fail.First)
 				}
 				log.Printf("progress round %d %-6s c=%d %-18s %8.0f req/s%s", round+1, variant, o.progressConns, s.cfg.Name,
@@ -402,15 +387,15 @@ func runChurnPhase(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
-		run.noteReady(c.Name, s.ready)
+		run.noteReady(c.Name, s.Ready)
 		r := runChurn(s, o.churnConns, o.churnDur, o.churnWait, o.churnTTL, o.timeout)
-		s.stop()
+		s.Stop()
 		run.Churn[c.Name] = r
 		log.Printf("churn %-18s %d sessions in %v; goroutines %d -> %d -> %d; heap live %s -> %s -> %s; %d log lines",
 			c.Name, r.Sessions, r.Elapsed.Round(time.Millisecond),
 			r.Base.Goroutines, r.End.Goroutines, r.Reaped.Goroutines,
 			mib(r.Base.HeapLive), mib(r.End.HeapLive), mib(r.Reaped.HeapLive), r.LogLines)
-		if f := r.Fail.total(); f > 0 {
+		if f := r.Fail.Total(); f > 0 {
 			log.Printf("churn %s FAILED: %v", c.Name, r.Fail.First)
 		}
 	}
@@ -428,14 +413,14 @@ func runIdlePhase(o *options, run *runResult) {
 			run.setStartError(c.Name, err)
 			continue
 		}
-		run.noteReady(c.Name, s.ready)
+		run.noteReady(c.Name, s.Ready)
 		r := runIdle(s, o.idleSessions, o.idleConns, o.idleLimit, o.timeout)
-		s.stop()
+		s.Stop()
 		run.Idle[c.Name] = r
 		log.Printf("idle  %-18s %d sessions in %v; goroutines %d -> %d; heap live %s -> %s; checked %d",
 			c.Name, r.Sessions, r.Elapsed.Round(time.Millisecond), r.Base.Goroutines, r.Held.Goroutines,
 			mib(r.Base.HeapLive), mib(r.Held.HeapLive), r.Checked)
-		if f := r.Fail.total(); f > 0 {
+		if f := r.Fail.Total(); f > 0 {
 			log.Printf("idle %s FAILED: %v", c.Name, r.Fail.First)
 		}
 	}

@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/saguaro-go/saguaro/bench/internal/configs"
+	"github.com/saguaro-go/saguaro/bench/internal/machine"
+	"github.com/saguaro-go/saguaro/bench/internal/mcpconn"
+	"github.com/saguaro-go/saguaro/bench/internal/report"
 	"github.com/saguaro-go/saguaro/bench/internal/serve"
 )
 
@@ -57,27 +57,27 @@ func (r *runResult) failed(name string) (bool, string) {
 	}
 	var reasons []string
 	for k, a := range r.TP {
-		if strings.HasPrefix(k, name+"@") && a.Fail.total() > 0 {
+		if strings.HasPrefix(k, name+"@") && a.Fail.Total() > 0 {
 			reasons = append(reasons, fmt.Sprintf("tools/call c=%s: %d of %d calls wrong, first: %s", strings.TrimPrefix(k, name+"@"),
-				a.Fail.total(), uint64(a.Fail.total())+a.OK, firstOf(&a.Fail)))
+				a.Fail.Total(), uint64(a.Fail.Total())+a.OK, a.Fail.FirstMessage()))
 		}
 	}
 	for _, v := range []string{progressOwn, progressShared} {
-		if a := r.Progress[name+"@"+v]; a != nil && a.Fail.total() > 0 {
+		if a := r.Progress[name+"@"+v]; a != nil && a.Fail.Total() > 0 {
 			reasons = append(reasons, fmt.Sprintf("progress (%s): %d of %d calls wrong, first: %s", variantLabel(v),
-				a.Fail.total(), uint64(a.Fail.total())+a.OK, firstOf(&a.Fail)))
+				a.Fail.Total(), uint64(a.Fail.Total())+a.OK, a.Fail.FirstMessage()))
 		}
 	}
 	for _, v := range []string{fanPaced, fanBurst} {
-		if a := r.Fanout[name+"@"+v]; a != nil && a.Fail.total() > 0 {
+		if a := r.Fanout[name+"@"+v]; a != nil && a.Fail.Total() > 0 {
 			reasons = append(reasons, fmt.Sprintf("fan-out (%s): %s", v, fanFailure(a)))
 		}
 	}
-	if c := r.Churn[name]; c != nil && c.Fail.total() > 0 {
-		reasons = append(reasons, "churn: "+firstOf(&c.Fail))
+	if c := r.Churn[name]; c != nil && c.Fail.Total() > 0 {
+		reasons = append(reasons, "churn: "+c.Fail.FirstMessage())
 	}
-	if c := r.Idle[name]; c != nil && c.Fail.total() > 0 {
-		reasons = append(reasons, "idle: "+firstOf(&c.Fail))
+	if c := r.Idle[name]; c != nil && c.Fail.Total() > 0 {
+		reasons = append(reasons, "idle: "+c.Fail.FirstMessage())
 	}
 	sort.Strings(reasons)
 	if len(reasons) == 0 {
@@ -95,120 +95,11 @@ func (r *runResult) anyFailed() bool {
 	return false
 }
 
-func firstOf(f *failures) string {
-	kinds := make([]string, 0, len(f.First))
-	for k := range f.First {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	if len(kinds) == 0 {
-		return ""
-	}
-	return f.First[kinds[0]]
-}
-
 func (r *runResult) ready(name string) *serve.Ready {
 	if rd, ok := r.Ready[name]; ok {
 		return &rd
 	}
 	return nil
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
-
-// cpuCount is the machine's processor count, whatever this process's
-// affinity.
-func cpuCount() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.NumCPU()
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "processor" {
-			n++
-		}
-	}
-	if n == 0 {
-		return runtime.NumCPU()
-	}
-	return n
-}
-
-func kernel() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return runtime.GOOS
-	}
-	return "Linux " + strings.TrimSpace(string(b))
-}
-
-func saguaroCommit() string {
-	out, err := exec.Command("git", "-C", "..", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown commit"
-	}
-	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "-C", "..", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
-		c += " + uncommitted changes"
-	}
-	return c
-}
-
-func dur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "–"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-	case d < 10*time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	}
-}
-
-func bytesStr(b float64) string {
-	switch {
-	case b < 0:
-		return "-" + bytesStr(-b)
-	case b < 1024:
-		return fmt.Sprintf("%.0f B", b)
-	case b < 1<<20:
-		return fmt.Sprintf("%.1f KiB", b/1024)
-	default:
-		return fmt.Sprintf("%.1f MiB", b/(1<<20))
-	}
-}
-
-func ratio(v, base float64) string {
-	if base <= 0 || v <= 0 {
-		return "–"
-	}
-	return fmtRatio(v / base)
-}
-
-func fmtRatio(x float64) string {
-	if x <= 0 {
-		return "–"
-	}
-	if x < 0.1 {
-		return fmt.Sprintf("%.3f×", x)
-	}
-	return fmt.Sprintf("%.2f×", x)
 }
 
 func renderResults(r *runResult) string {
@@ -236,7 +127,7 @@ func renderResults(r *runResult) string {
 	if o.pin {
 		placement = fmt.Sprintf("pinned: every server on CPU 0 (GOMAXPROCS=%s), the load generator on CPU 1", strings.Join(gmp, ","))
 	}
-	p("- Machine: %s, %d cores, %s; %s\n", cpuModel(), cpuCount(), kernel(), placement)
+	p("- Machine: %s, %d cores, %s; %s\n", machine.CPUModel(), machine.CPUCount(), machine.Kernel(), placement)
 	goVersions := map[string]bool{runtime.Version(): true}
 	deps := map[string]string{}
 	for _, rd := range r.Ready {
@@ -246,7 +137,7 @@ func renderResults(r *runResult) string {
 		}
 	}
 	p("- Other load on the machine (1-minute load average, /proc/loadavg): %s at the start, %s at the end; "+
-		"a run alone keeps it near 2, so more means other work shared the cores\n", orDash(r.LoadStart), orDash(r.LoadEnd))
+		"a run alone keeps it near 2, so more means other work shared the cores\n", report.OrDash(r.LoadStart), report.OrDash(r.LoadEnd))
 	p("- Go: %s\n", strings.Join(sortedKeys(goVersions), ", "))
 	var libs []string
 	for _, k := range sortedKeysS(deps) {
@@ -255,7 +146,7 @@ func renderResults(r *runResult) string {
 		}
 		libs = append(libs, k+" "+deps[k])
 	}
-	libs = append(libs, "saguaro "+saguaroCommit()+" (working tree)")
+	libs = append(libs, "saguaro "+machine.SaguaroCommit()+" (working tree)")
 	p("- Libraries: %s\n", strings.Join(libs, "; "))
 	if o.workloads["fanout"] {
 		p("- Fan-out: %d SSE clients per configuration, %d rounds, each a paced slice (%d events at %.0f events/s) and a burst slice (%d events back to back) per configuration\n",
@@ -263,8 +154,8 @@ func renderResults(r *runResult) string {
 	}
 	p("- Settings: %s rounds × %d concurrencies (%s connections) × one slice per configuration, each slice %v warm-up + %v measured; "+
 		"churn %v with %d connections and a %v session idle timeout; %d idle sessions; per-request timeout %v; protocol %s, JSON responses\n",
-		fmt.Sprint(o.rounds), len(o.conns), joinInts(o.conns), o.warmup, o.slice, o.churnDur, o.churnConns, o.churnTTL,
-		o.idleSessions, o.timeout, ProtocolVersion)
+		fmt.Sprint(o.rounds), len(o.conns), report.JoinInts(o.conns), o.warmup, o.slice, o.churnDur, o.churnConns, o.churnTTL,
+		o.idleSessions, o.timeout, mcpconn.ProtocolVersion)
 	if len(o.effectiveFlags) > 0 {
 		p("- Flags given: `%s`\n", strings.Join(o.effectiveFlags, " "))
 	}
@@ -299,9 +190,9 @@ func renderResults(r *runResult) string {
 			status = "not measured"
 			notes = "pending: " + c.Pending
 		} else if f, why := r.failed(c.Name); f {
-			status = "**FAILED**: " + mdEscape(why)
+			status = "**FAILED**: " + report.MDEscape(why)
 		}
-		p("| %s | %s | %s | %s |\n", c.Name, c.Library, status, mdEscape(notes))
+		p("| %s | %s | %s | %s |\n", c.Name, c.Library, status, report.MDEscape(notes))
 	}
 	p("\nIn the throughput and idle-session workloads the stateful servers get a %v session idle timeout; in the churn workload %v.\n\n",
 		o.serverIdleTTL, o.churnTTL)
@@ -318,7 +209,7 @@ func renderResults(r *runResult) string {
 			"(higher is better). Server CPU × bare: lower is better. p50/p99 cover every request of every slice.\n\n")
 		for _, conns := range o.conns {
 			base := r.TP[tpKeyString(configs.Bare, conns)]
-			p("### %d connection%s\n\n", conns, plural(conns))
+			p("### %d connection%s\n\n", conns, report.Plural(conns))
 			p("| configuration | req/s | × bare | p50 | p99 | server CPU/req | × bare | allocs/req | bytes/req | req/s per slice (min–max) | checked OK |\n")
 			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 			for _, c := range r.Configs {
@@ -331,22 +222,22 @@ func renderResults(r *runResult) string {
 					p("| %s | %s | | | | | | | | | |\n", c.Name, reason)
 					continue
 				}
-				if a.Fail.total() > 0 {
-					p("| %s | **FAILED**: %d of %d calls wrong, first: %s | | | | | | | | | |\n", c.Name, a.Fail.total(),
-						uint64(a.Fail.total())+a.OK, mdEscape(firstOf(&a.Fail)))
+				if a.Fail.Total() > 0 {
+					p("| %s | **FAILED**: %d of %d calls wrong, first: %s | | | | | | | | | |\n", c.Name, a.Fail.Total(),
+						uint64(a.Fail.Total())+a.OK, report.MDEscape(a.Fail.FirstMessage()))
 					continue
 				}
 				cpu := a.perReq(float64(a.CPUNS)) / 1000
 				rpsRatio := "–"
 				var baseCPU float64
-				if base != nil && base.Fail.total() == 0 {
-					rpsRatio = fmtRatio(a.ratioTo(base))
+				if base != nil && base.Fail.Total() == 0 {
+					rpsRatio = report.FmtRatio(a.ratioTo(base))
 					baseCPU = base.perReq(float64(base.CPUNS)) / 1000
 				}
-				lo, hi := minMax(a.SliceRPS)
+				lo, hi := report.MinMax(a.SliceRPS)
 				p("| %s | %.0f | %s | %s | %s | %.1f µs | %s | %.0f | %s | %.0f–%.0f | %d |\n",
-					c.Name, a.medianRPS(), rpsRatio, dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)),
-					cpu, ratio(cpu, baseCPU), a.perReq(float64(a.Allocs)), bytesStr(a.perReq(float64(a.Bytes))), lo, hi, a.OK)
+					c.Name, a.medianRPS(), rpsRatio, report.Dur(a.Hist.Quantile(0.5)), report.Dur(a.Hist.Quantile(0.99)),
+					cpu, report.Ratio(cpu, baseCPU), a.perReq(float64(a.Allocs)), report.Bytes(a.perReq(float64(a.Bytes))), lo, hi, a.OK)
 			}
 			p("\n")
 		}
@@ -360,7 +251,7 @@ func renderResults(r *runResult) string {
 			"call's token and no other, then the result. %d connections, %d interleaved round%s; every server runs in a fresh process. "+
 			"First every connection has its own session; then (stateful configurations) connections share sessions two by two, "+
 			"so two calls of one session are in flight at once and each call's notifications must still reach its own stream.\n\n",
-			serve.ProgressSteps, o.progressConns, o.progressRounds, plural(o.progressRounds))
+			serve.ProgressSteps, o.progressConns, o.progressRounds, report.Plural(o.progressRounds))
 		p("| configuration | req/s | p50 | p99 | server CPU/req | allocs/req | bytes/req | checked OK | two connections per session |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, c := range r.Configs {
@@ -374,24 +265,24 @@ func renderResults(r *runResult) string {
 			}
 			shared := "n/a (no sessions)"
 			if sh := r.Progress[c.Name+"@"+progressShared]; sh != nil {
-				if f := sh.Fail.total(); f > 0 {
-					shared = fmt.Sprintf("**FAILED**: %d of %d calls wrong, first: %s", f, uint64(f)+sh.OK, mdEscape(firstOf(&sh.Fail)))
+				if f := sh.Fail.Total(); f > 0 {
+					shared = fmt.Sprintf("**FAILED**: %d of %d calls wrong, first: %s", f, uint64(f)+sh.OK, report.MDEscape(sh.Fail.FirstMessage()))
 				} else {
 					shared = fmt.Sprintf("ok, %d calls checked, %.0f req/s", sh.OK, sh.medianRPS())
 				}
 			}
-			if f := a.Fail.total(); f > 0 {
-				p("| %s | **FAILED**: %d of %d calls wrong, first: %s | | | | | | | %s |\n", c.Name, f, uint64(f)+a.OK, mdEscape(firstOf(&a.Fail)), shared)
+			if f := a.Fail.Total(); f > 0 {
+				p("| %s | **FAILED**: %d of %d calls wrong, first: %s | | | | | | | %s |\n", c.Name, f, uint64(f)+a.OK, report.MDEscape(a.Fail.FirstMessage()), shared)
 				continue
 			}
 			p("| %s | %.0f | %s | %s | %.1f µs | %.0f | %s | %d | %s |\n", c.Name, a.medianRPS(),
-				dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)), a.perReq(float64(a.CPUNS))/1000,
-				a.perReq(float64(a.Allocs)), bytesStr(a.perReq(float64(a.Bytes))), a.OK, shared)
+				report.Dur(a.Hist.Quantile(0.5)), report.Dur(a.Hist.Quantile(0.99)), a.perReq(float64(a.CPUNS))/1000,
+				a.perReq(float64(a.Allocs)), report.Bytes(a.perReq(float64(a.Bytes))), a.OK, shared)
 		}
 		var differs []string
 		for _, c := range r.Configs {
 			if n, ok := r.ProgressNotes[c.Name]; ok && r.ready(c.Name) != nil && n != r.ready(c.Name).Notes {
-				differs = append(differs, fmt.Sprintf("%s: %s", c.Name, mdEscape(n)))
+				differs = append(differs, fmt.Sprintf("%s: %s", c.Name, report.MDEscape(n)))
 			}
 		}
 		if len(differs) == 0 {
@@ -423,16 +314,16 @@ func renderResults(r *runResult) string {
 				}
 				continue
 			}
-			if x.Fail.total() > 0 {
-				p("| %s | **FAILED** %s | | | | | | | | |\n", c.Name, mdEscape(firstOf(&x.Fail)))
+			if x.Fail.Total() > 0 {
+				p("| %s | **FAILED** %s | | | | | | | | |\n", c.Name, report.MDEscape(x.Fail.FirstMessage()))
 				continue
 			}
 			n := float64(max(x.Sessions, 1))
 			endHeap := float64(x.End.HeapLive) - float64(x.Base.HeapLive)
 			p("| %s | %d | %.0f | %.0f µs | %+d | %s | %s | %+d | %s | %d |\n", c.Name, x.Sessions, float64(x.Sessions)/x.Elapsed.Seconds(),
 				float64(x.End.CPUNS()-x.Base.CPUNS())/n/1000,
-				int64(x.End.Goroutines)-int64(x.Base.Goroutines), bytesStr(endHeap), bytesStr(endHeap/n),
-				int64(x.Reaped.Goroutines)-int64(x.Base.Goroutines), bytesStr(float64(x.Reaped.HeapLive)-float64(x.Base.HeapLive)),
+				int64(x.End.Goroutines)-int64(x.Base.Goroutines), report.Bytes(endHeap), report.Bytes(endHeap/n),
+				int64(x.Reaped.Goroutines)-int64(x.Base.Goroutines), report.Bytes(float64(x.Reaped.HeapLive)-float64(x.Base.HeapLive)),
 				x.LogLines)
 		}
 		p("\n")
@@ -454,8 +345,8 @@ func renderResults(r *runResult) string {
 				}
 				continue
 			}
-			if x.Fail.total() > 0 {
-				p("| %s | **FAILED** %s | | | | | | |\n", c.Name, mdEscape(firstOf(&x.Fail)))
+			if x.Fail.Total() > 0 {
+				p("| %s | **FAILED** %s | | | | | | |\n", c.Name, report.MDEscape(x.Fail.FirstMessage()))
 				continue
 			}
 			n := float64(max(x.Sessions, 1))
@@ -464,10 +355,10 @@ func renderResults(r *runResult) string {
 				opened = fmt.Sprintf("%d of %d (the %v time limit stopped it)", x.Sessions, x.Wanted, o.idleLimit)
 			}
 			p("| %s | %s | %.0f | %s | %s | %.2f | %s | %d |\n", c.Name, opened, float64(x.Sessions)/x.Elapsed.Seconds(),
-				bytesStr((float64(x.Held.HeapLive)-float64(x.Base.HeapLive))/n),
-				bytesStr((float64(x.Held.StackBytes)-float64(x.Base.StackBytes))/n),
+				report.Bytes((float64(x.Held.HeapLive)-float64(x.Base.HeapLive))/n),
+				report.Bytes((float64(x.Held.StackBytes)-float64(x.Base.StackBytes))/n),
 				(float64(x.Held.Goroutines)-float64(x.Base.Goroutines))/n,
-				bytesStr((float64(x.Held.RSS)-float64(x.Base.RSS))/n), x.Checked)
+				report.Bytes((float64(x.Held.RSS)-float64(x.Base.RSS))/n), x.Checked)
 		}
 		p("\n")
 	}
@@ -514,32 +405,6 @@ func notRun(c configs.Config) string {
 	return "not run"
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
-func minMax(xs []float64) (float64, float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	lo, hi := xs[0], xs[0]
-	for _, x := range xs[1:] {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi
-}
-
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -560,11 +425,6 @@ func sortedKeysS(m map[string]string) []string {
 	return out
 }
 
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
 // loadgenCPU summarises the load generator's CPU per request, per
 // concurrency, over every configuration.
 func loadgenCPU(r *runResult) string {
@@ -579,7 +439,7 @@ func loadgenCPU(r *runResult) string {
 			}
 		}
 		if ok > 0 {
-			parts = append(parts, fmt.Sprintf("%.1f µs at %d connection%s", float64(ns)/float64(ok)/1000, conns, plural(conns)))
+			parts = append(parts, fmt.Sprintf("%.1f µs at %d connection%s", float64(ns)/float64(ok)/1000, conns, report.Plural(conns)))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -590,25 +450,6 @@ func variantLabel(v string) string {
 		return "two connections per session"
 	}
 	return "own session per connection"
-}
-
-// loadAvg is the 1-minute load average.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return ""
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
 }
 
 // summary is one generated line per configuration: its tools/call figures
@@ -626,21 +467,21 @@ func summary(r *runResult) []string {
 			continue
 		}
 		var parts []string
-		if a := r.TP[tpKeyString(c.Name, conns)]; a != nil && a.Fail.total() == 0 && base != nil && base.Fail.total() == 0 && a.OK > 0 && base.OK > 0 {
+		if a := r.TP[tpKeyString(c.Name, conns)]; a != nil && a.Fail.Total() == 0 && base != nil && base.Fail.Total() == 0 && a.OK > 0 && base.OK > 0 {
 			cpu := a.perReq(float64(a.CPUNS))
 			parts = append(parts, fmt.Sprintf("tools/call at %d connections: %s bare's rate, %s bare's server CPU per call (%.0f µs), %s allocated per call",
-				conns, fmtRatio(a.ratioTo(base)), ratio(cpu, base.perReq(float64(base.CPUNS))), cpu/1000, bytesStr(a.perReq(float64(a.Bytes)))))
+				conns, report.FmtRatio(a.ratioTo(base)), report.Ratio(cpu, base.perReq(float64(base.CPUNS))), cpu/1000, report.Bytes(a.perReq(float64(a.Bytes)))))
 		}
 		if line := fanSummary(r, c.Name); line != "" {
 			parts = append(parts, line)
 		}
-		if x := r.Idle[c.Name]; x != nil && x.Fail.total() == 0 && x.Sessions > 0 {
+		if x := r.Idle[c.Name]; x != nil && x.Fail.Total() == 0 && x.Sessions > 0 {
 			n := float64(x.Sessions)
 			parts = append(parts, fmt.Sprintf("an idle session holds %s of heap and %.2f goroutines",
-				bytesStr((float64(x.Held.HeapLive)-float64(x.Base.HeapLive))/n), (float64(x.Held.Goroutines)-float64(x.Base.Goroutines))/n))
+				report.Bytes((float64(x.Held.HeapLive)-float64(x.Base.HeapLive))/n), (float64(x.Held.Goroutines)-float64(x.Base.Goroutines))/n))
 		}
 		if f, why := r.failed(c.Name); f {
-			parts = append(parts, "**FAILED** "+mdEscape(why))
+			parts = append(parts, "**FAILED** "+report.MDEscape(why))
 		}
 		if len(parts) > 0 {
 			out = append(out, fmt.Sprintf("`%s`: %s.", c.Name, strings.Join(parts, "; ")))

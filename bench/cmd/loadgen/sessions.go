@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saguaro-go/saguaro/bench/internal/loop"
+	"github.com/saguaro-go/saguaro/bench/internal/mcpconn"
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
 )
 
@@ -25,14 +27,14 @@ type churnResult struct {
 	Wait     time.Duration
 	TTL      time.Duration
 	LogLines int
-	Fail     failures
+	Fail     loop.Failures
 }
 
 func runChurn(s *server, conns int, dur, wait, ttl, timeout time.Duration) *churnResult {
 	res := &churnResult{Wait: wait, TTL: ttl}
 	var err error
-	if res.Base, err = s.probe(true); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.Base, err = s.Probe(true); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 		return res
 	}
 	var (
@@ -45,25 +47,25 @@ func runChurn(s *server, conns int, dur, wait, ttl, timeout time.Duration) *chur
 	for w := 0; w < conns; w++ {
 		go func(w int) {
 			defer wg.Done()
-			c, err := dial(s.ep, timeout)
+			c, err := mcpconn.Dial(s.ep, timeout)
 			if err != nil {
-				res.Fail.add(err)
+				res.Fail.Add(err)
 				return
 			}
 			defer c.Close()
 			var text []byte
 			for i := int64(0); !stop.Load() && sessions.Load() < maxChurnSessions; i++ {
-				if err := c.initialize(1, true); err != nil {
-					res.Fail.add(err)
+				if err := c.Initialize(1, true); err != nil {
+					res.Fail.Add(err)
 					return
 				}
-				text = echoText(text, w, i)
-				if err := c.call(2, string(text)); err != nil {
-					res.Fail.add(err)
+				text = mcpconn.EchoText(text, w, i)
+				if err := c.Call(2, string(text)); err != nil {
+					res.Fail.Add(err)
 					return
 				}
 				sessions.Add(1)
-				c.session = "" // abandon it
+				c.SetSession("") // abandon it
 			}
 		}(w)
 	}
@@ -72,15 +74,15 @@ func runChurn(s *server, conns int, dur, wait, ttl, timeout time.Duration) *chur
 	wg.Wait()
 	res.Elapsed = time.Since(t0)
 	res.Sessions = sessions.Load()
-	if res.End, err = s.probe(true); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.End, err = s.Probe(true); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 		return res
 	}
 	time.Sleep(wait)
-	if res.Reaped, err = s.probe(true); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.Reaped, err = s.Probe(true); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 	}
-	res.LogLines = s.logLines()
+	res.LogLines = s.LogLines()
 	return res
 }
 
@@ -94,7 +96,7 @@ type idleResult struct {
 	Base     probe.Snapshot
 	Held     probe.Snapshot
 	Checked  int
-	Fail     failures
+	Fail     loop.Failures
 	// Limited is set when the time limit stopped the opening early; the
 	// figures are then per session actually opened.
 	Limited bool
@@ -103,8 +105,8 @@ type idleResult struct {
 func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult {
 	res := &idleResult{Wanted: n}
 	var err error
-	if res.Base, err = s.probe(true); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.Base, err = s.Probe(true); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 		return res
 	}
 	ids := make([]string, n)
@@ -119,9 +121,9 @@ func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult 
 	for w := 0; w < conns; w++ {
 		go func() {
 			defer wg.Done()
-			c, err := dial(s.ep, timeout)
+			c, err := mcpconn.Dial(s.ep, timeout)
 			if err != nil {
-				res.Fail.add(err)
+				res.Fail.Add(err)
 				return
 			}
 			defer c.Close()
@@ -130,11 +132,11 @@ func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult 
 				if i >= int64(n) {
 					return
 				}
-				if err := c.initialize(1, true); err != nil {
-					res.Fail.add(err)
+				if err := c.Initialize(1, true); err != nil {
+					res.Fail.Add(err)
 					return
 				}
-				ids[i] = c.session
+				ids[i] = c.Session()
 				made.Add(1)
 			}
 		}()
@@ -142,18 +144,18 @@ func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult 
 	wg.Wait()
 	res.Elapsed = time.Since(t0)
 	res.Sessions = int(made.Load())
-	if res.Sessions < n && res.Fail.total() == 0 {
+	if res.Sessions < n && res.Fail.Total() == 0 {
 		res.Limited = true // not wrong, only slow: reported, not failed
 	}
 	time.Sleep(500 * time.Millisecond)
-	if res.Held, err = s.probe(true); err != nil {
-		res.Fail.add(fmt.Errorf("probe: %w", err))
+	if res.Held, err = s.Probe(true); err != nil {
+		res.Fail.Add(fmt.Errorf("probe: %w", err))
 		return res
 	}
 	// Prove the sessions are still there: a checked call on a sample.
-	c, err := dial(s.ep, timeout)
+	c, err := mcpconn.Dial(s.ep, timeout)
 	if err != nil {
-		res.Fail.add(err)
+		res.Fail.Add(err)
 		return res
 	}
 	defer c.Close()
@@ -163,10 +165,10 @@ func runIdle(s *server, n, conns int, limit, timeout time.Duration) *idleResult 
 		if ids[i] == "" {
 			continue
 		}
-		c.session = ids[i]
-		text = echoText(text, 0, int64(i))
-		if err := c.call(int64(i)+2, string(text)); err != nil {
-			res.Fail.add(fmt.Errorf("session %d after idling: %w", i, err))
+		c.SetSession(ids[i])
+		text = mcpconn.EchoText(text, 0, int64(i))
+		if err := c.Call(int64(i)+2, string(text)); err != nil {
+			res.Fail.Add(fmt.Errorf("session %d after idling: %w", i, err))
 			break
 		}
 		res.Checked++

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/bench/internal/configs"
+	"github.com/saguaro-go/saguaro/bench/internal/mcpconn"
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
+	"github.com/saguaro-go/saguaro/bench/internal/proc"
 	"github.com/saguaro-go/saguaro/bench/internal/serve"
 )
 
@@ -62,7 +64,7 @@ func (f *sessionServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		w.Header().Set("Mcp-Session-Id", sid)
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"f","version":"0"}}}`, req.ID, ProtocolVersion)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"f","version":"0"}}}`, req.ID, mcpconn.ProtocolVersion)
 		return
 	}
 	f.mu.Lock()
@@ -104,15 +106,15 @@ func testServer(t *testing.T, h http.Handler) *server {
 	mux.Handle(probe.Path, probe.Handler())
 	probeSrv := httptest.NewServer(mux)
 	t.Cleanup(probeSrv.Close)
-	ep, err := newEndpoint(mcpSrv.URL+"/mcp", nil)
+	ep, err := mcpconn.NewEndpoint(mcpSrv.URL+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &server{
-		cfg:   configs.Config{Name: "fake", Stateful: true},
-		ready: serve.Ready{MCPURL: mcpSrv.URL + "/mcp", ProbeURL: probeSrv.URL + probe.Path},
-		ep:    ep,
-		hc:    &http.Client{Timeout: 5 * time.Second},
+		cfg: configs.Config{Name: "fake", Stateful: true},
+		Proc: &proc.Proc{Ready: serve.Ready{MCPURL: mcpSrv.URL + "/mcp", ProbeURL: probeSrv.URL + probe.Path},
+			HTTP: &http.Client{Timeout: 5 * time.Second}},
+		ep: ep,
 	}
 }
 
@@ -120,7 +122,7 @@ func TestRunSliceSharedSessionsProgress(t *testing.T) {
 	f := &sessionServer{live: map[string]bool{}, lastTok: map[string]string{}}
 	s := testServer(t, f)
 	r := runSlice(s, sliceSpec{Conns: 5, Progress: true, Share: true}, 20*time.Millisecond, 150*time.Millisecond, 5*time.Second)
-	if n := r.Fail.total(); n != 0 {
+	if n := r.Fail.Total(); n != 0 {
 		t.Fatalf("%d failures: %v", n, r.Fail.First)
 	}
 	if r.OK == 0 || r.Hist.Count() != r.OK {
@@ -154,7 +156,7 @@ func TestRunSliceEcho(t *testing.T) {
 	f := &sessionServer{live: map[string]bool{}, lastTok: map[string]string{}}
 	s := testServer(t, f)
 	r := runSlice(s, sliceSpec{Conns: 3}, 10*time.Millisecond, 100*time.Millisecond, 5*time.Second)
-	if r.Fail.total() != 0 || r.OK == 0 {
+	if r.Fail.Total() != 0 || r.OK == 0 {
 		t.Fatalf("ok %d, failures %v", r.OK, r.Fail.First)
 	}
 	if got := f.next.Load(); got != 3 {
