@@ -19,38 +19,6 @@ import (
 	"github.com/saguaro-go/saguaro/bench/internal/check"
 )
 
-func TestJudgeCall(t *testing.T) {
-	good := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`
-	for _, tc := range []struct {
-		name string
-		r    check.Response
-		kind string // "" for a pass
-	}{
-		{"right", check.Response{Status: 200, ContentType: "application/json", Body: []byte(good)}, ""},
-		{"right, charset", check.Response{Status: 200, ContentType: "application/json; charset=utf-8", Body: []byte(good)}, ""},
-		{"event stream", check.Response{Status: 200, ContentType: "text/event-stream", Body: []byte("event: message\ndata: " + good + "\n\n")}, "media-type"},
-		{"wrong echo", check.Response{Status: 200, ContentType: "application/json", Body: []byte(strings.Replace(good, `"hi"`, `"ho"`, 1))}, "echo"},
-		{"wrong id", check.Response{Status: 200, ContentType: "application/json", Body: []byte(strings.Replace(good, `"id":7`, `"id":8`, 1))}, "id"},
-		{"bad gateway", check.Response{Status: 502, ContentType: "application/json", Body: []byte(`{}`)}, "status"},
-		{"JSON-RPC error", check.Response{Status: 200, ContentType: "application/json",
-			Body: []byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Bad Gateway"}}`)}, "jsonrpc-error"},
-		{"isError", check.Response{Status: 200, ContentType: "application/json",
-			Body: []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"isError":true}}`)}, "result"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := judgeCall(tc.r, 7, "hi")
-			switch {
-			case tc.kind == "" && err != nil:
-				t.Fatalf("want a pass, got %v", err)
-			case tc.kind != "" && err == nil:
-				t.Fatalf("want a %s failure, got a pass", tc.kind)
-			case tc.kind != "" && check.Kind(err) != tc.kind:
-				t.Fatalf("want a %s failure, got %v", tc.kind, err)
-			}
-		})
-	}
-}
-
 type echoIn struct {
 	Text string `json:"text"`
 }
@@ -90,8 +58,8 @@ func TestRunSliceInMemory(t *testing.T) {
 	e := echoEndpoint(t, nil, 0)
 	tg := serveTarget(t, "memory", e)
 	r := runSlice(tg, 4, 50*time.Millisecond, 200*time.Millisecond, 5*time.Second)
-	if n := r.Fail.total(); n > 0 {
-		t.Fatalf("%d failures: %s", n, r.Fail.first())
+	if n := r.Fail.Total(); n > 0 {
+		t.Fatalf("%d failures: %s", n, r.Fail.Summary())
 	}
 	if r.OK == 0 || r.Hist.Count() != r.OK {
 		t.Fatalf("OK %d, histogram %d", r.OK, r.Hist.Count())
@@ -115,8 +83,8 @@ func TestRunSliceCountsWrongAnswers(t *testing.T) {
 	}
 	a := &agg{}
 	a.add(r)
-	if a.Fail.total() != r.Fail.total() || !strings.Contains(a.Fail.first(), "echo") {
-		t.Fatalf("agg lost the failures: %s", a.Fail.first())
+	if a.Fail.Total() != r.Fail.Total() || !strings.Contains(a.Fail.Summary(), "echo") {
+		t.Fatalf("agg lost the failures: %s", a.Fail.Summary())
 	}
 }
 
@@ -207,8 +175,8 @@ func TestRelayOnRedis(t *testing.T) {
 		targets = append(targets, &target{Name: name, ep: ep})
 	}
 	s := runRelay(targets[0], targets[1], 20*time.Millisecond, 200*time.Millisecond, 5*time.Second)
-	if n := s.Fail.total(); n > 0 {
-		t.Fatalf("%d failures: %s", n, s.Fail.first())
+	if n := s.Fail.Total(); n > 0 {
+		t.Fatalf("%d failures: %s", n, s.Fail.Summary())
 	}
 	if s.DirectOK == 0 || s.RelOK == 0 || max(s.DirectOK, s.RelOK)-min(s.DirectOK, s.RelOK) > 1 {
 		t.Fatalf("direct %d, relayed %d: want about as many", s.DirectOK, s.RelOK)
@@ -224,7 +192,7 @@ func TestRelayOnRedis(t *testing.T) {
 
 	var ups []string
 	for _, tg := range targets {
-		ups = append(ups, "http://"+tg.ep.addr)
+		ups = append(ups, "http://"+tg.ep.Addr)
 	}
 	front := httptest.NewServer(newProxy(parseURLs(t, ups), nil))
 	t.Cleanup(front.Close)
@@ -234,8 +202,8 @@ func TestRelayOnRedis(t *testing.T) {
 	}
 	relayed.Store(0)
 	r := runSlice(&target{Name: "proxied", ep: ep}, 3, 20*time.Millisecond, 200*time.Millisecond, 5*time.Second)
-	if n := r.Fail.total(); n > 0 || r.OK == 0 {
-		t.Fatalf("through the proxy: %d failures (%s), %d OK", n, r.Fail.first(), r.OK)
+	if n := r.Fail.Total(); n > 0 || r.OK == 0 {
+		t.Fatalf("through the proxy: %d failures (%s), %d OK", n, r.Fail.Summary(), r.OK)
 	}
 	if relayed.Load() == 0 {
 		t.Fatal("round robin over two replicas relayed nothing")
@@ -289,7 +257,7 @@ func TestRelayVerdict(t *testing.T) {
 		t.Fatalf("1.4 ms: %s", v)
 	}
 	r := mk(100*time.Microsecond, 400*time.Microsecond)
-	r.Relay.Fail.add(&check.Error{Kind: "echo", Detail: "x"})
+	r.Relay.Fail.Add(&check.Error{Kind: "echo", Detail: "x"})
 	if v := relayVerdict(r); !strings.Contains(v, "not judged") {
 		t.Fatalf("with a failure: %s", v)
 	}
@@ -302,7 +270,7 @@ func TestEndpointRefusesNonLoopback(t *testing.T) {
 	if _, err := newEndpoint("http://192.0.2.1:80/mcp"); err == nil {
 		t.Fatal("a non-loopback target was accepted")
 	}
-	if ep, err := newEndpoint("http://" + net.JoinHostPort("127.0.0.1", "8080") + "/mcp"); err != nil || ep.path != "/mcp" {
+	if ep, err := newEndpoint("http://" + net.JoinHostPort("127.0.0.1", "8080") + "/mcp"); err != nil || ep.Path != "/mcp" {
 		t.Fatalf("%v %v", ep, err)
 	}
 }

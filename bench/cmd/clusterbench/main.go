@@ -36,6 +36,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/cli"
+	"github.com/saguaro-go/saguaro/bench/internal/loop"
+	"github.com/saguaro-go/saguaro/bench/internal/machine"
+	"github.com/saguaro-go/saguaro/bench/internal/report"
 )
 
 type options struct {
@@ -100,21 +105,14 @@ func parseFlags() (*options, string) {
 		}
 	}
 	o.logDir = filepath.Join(o.binDir, "logs-cluster")
-	for _, f := range strings.Split(conns, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 {
-			log.Fatalf("bad -conns %q", conns)
-		}
-		o.conns = append(o.conns, n)
+	var err error
+	if o.conns, err = cli.ParseConns(conns); err != nil {
+		log.Fatal(err)
 	}
 	if o.command == "" {
 		o.command = strings.Join(os.Args, " ")
 	}
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name != "command" && f.Name != "out" && f.Name != "bin" && f.Name != "redis" {
-			o.effectiveFlags = append(o.effectiveFlags, "-"+f.Name+"="+f.Value.String())
-		}
-	})
+	o.effectiveFlags = cli.GivenFlags("command", "out", "bin", "redis")
 	return o, ""
 }
 
@@ -135,7 +133,7 @@ type runResult struct {
 	Targets            []*target
 	TP                 map[string]*agg // key@conns
 	Relay              *relayAgg
-	Procs              []*proc
+	Procs              []*child
 	LoadStart, LoadEnd string
 	KeysLeft           []string
 	CleanupErr         error
@@ -161,7 +159,7 @@ func main() {
 		log.Fatal(err)
 	}
 	page := renderResults(run)
-	if err := writeFileAtomic(o.out, []byte(page)); err != nil {
+	if err := report.WriteFileAtomic(o.out, []byte(page)); err != nil {
 		log.Fatalf("write %s: %v", o.out, err)
 	}
 	log.Printf("wrote %s in %v", o.out, run.Finished.Sub(run.Started).Round(time.Second))
@@ -175,7 +173,7 @@ func main() {
 // interleaved rounds and the relay slices, stops everything and removes
 // the run's keys from Redis.
 func bench(o *options) (*runResult, error) {
-	run := &runResult{Started: time.Now(), Opts: o, TP: map[string]*agg{}, Relay: &relayAgg{}, LoadStart: loadAvg()}
+	run := &runResult{Started: time.Now(), Opts: o, TP: map[string]*agg{}, Relay: &relayAgg{}, LoadStart: machine.LoadAvg()}
 	bin := filepath.Join(o.binDir, serverBin)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not built (run make -C bench cluster): %w", bin, err)
@@ -199,10 +197,10 @@ func bench(o *options) (*runResult, error) {
 
 	defer func() {
 		for _, p := range run.Procs {
-			p.stop()
+			p.Stop()
 		}
 	}()
-	start := func(p *proc, err error) (*proc, error) {
+	start := func(p *child, err error) (*child, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +216,7 @@ func bench(o *options) (*runResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var three []*proc
+	var three []*child
 	for i := range 3 {
 		p, err := start(startReplica(o.logDir, "three-"+string(rune('A'+i)), bin, append([]string{"-redis", rs.URL, "-prefix", run.Prefix + "three:"}, idle...)...))
 		if err != nil {
@@ -226,17 +224,17 @@ func bench(o *options) (*runResult, error) {
 		}
 		three = append(three, p)
 	}
-	prox1, err := start(startProc(o.logDir, "proxy-one", "proxy", self, "-serve-proxy", one.ready.MCPURL))
+	prox1, err := start(startProc(o.logDir, "proxy-one", "proxy", self, "-serve-proxy", one.Ready.MCPURL))
 	if err != nil {
 		return nil, err
 	}
 	prox3, err := start(startProc(o.logDir, "proxy-three", "proxy", self, "-serve-proxy",
-		three[0].ready.MCPURL+","+three[1].ready.MCPURL+","+three[2].ready.MCPURL))
+		three[0].Ready.MCPURL+","+three[1].Ready.MCPURL+","+three[2].Ready.MCPURL))
 	if err != nil {
 		return nil, err
 	}
-	mk := func(name, label, what string, front *proc, rds *redisSrv, procs ...*proc) (*target, error) {
-		ep, err := newEndpoint(front.ready.MCPURL)
+	mk := func(name, label, what string, front *child, rds *redisSrv, procs ...*child) (*target, error) {
+		ep, err := newEndpoint(front.Ready.MCPURL)
 		if err != nil {
 			return nil, err
 		}
@@ -245,14 +243,14 @@ func bench(o *options) (*runResult, error) {
 	var targets []*target
 	for _, spec := range []struct {
 		name, label, what string
-		front             *proc
+		front             *child
 		rds               *redisSrv
-		procs             []*proc
+		procs             []*child
 	}{
-		{cfgMemory, "(a) 1 process, in memory", "one process; sessions in memory (no Cluster)", mem, nil, []*proc{mem}},
-		{cfgRedis1, "(b) 1 replica on Redis", "one replica; Cluster = mcpredis; the client talks to it directly", one, rs, []*proc{one}},
-		{cfgRedis1Prox, "(b′) 1 replica on Redis + proxy", "(b)'s replica behind the proxy (a reference: what the proxy alone adds)", prox1, rs, []*proc{one, prox1}},
-		{cfgRedis3Prox, "(c) 3 replicas on Redis + proxy", "three replicas, one Cluster (shared prefix); the proxy sends each request to the next replica in turn, so 2 calls in 3 land on a replica that relays them to the session's owner", prox3, rs, []*proc{three[0], three[1], three[2], prox3}},
+		{cfgMemory, "(a) 1 process, in memory", "one process; sessions in memory (no Cluster)", mem, nil, []*child{mem}},
+		{cfgRedis1, "(b) 1 replica on Redis", "one replica; Cluster = mcpredis; the client talks to it directly", one, rs, []*child{one}},
+		{cfgRedis1Prox, "(b′) 1 replica on Redis + proxy", "(b)'s replica behind the proxy (a reference: what the proxy alone adds)", prox1, rs, []*child{one, prox1}},
+		{cfgRedis3Prox, "(c) 3 replicas on Redis + proxy", "three replicas, one Cluster (shared prefix); the proxy sends each request to the next replica in turn, so 2 calls in 3 land on a replica that relays them to the session's owner", prox3, rs, []*child{three[0], three[1], three[2], prox3}},
 	} {
 		t, err := mk(spec.name, spec.label, spec.what, spec.front, spec.rds, spec.procs...)
 		if err != nil {
@@ -287,7 +285,7 @@ func bench(o *options) (*runResult, error) {
 				}
 				a.add(r)
 				log.Printf("[%d/%d] round %d c=%-2d %-14s %7.0f calls/s p50 %-8s p99 %-8s%s", n, total, round+1, conns, t.Name,
-					float64(r.OK)/r.Window.Seconds(), dur(r.Hist.Quantile(0.5)), dur(r.Hist.Quantile(0.99)), failNote(&r.Fail))
+					float64(r.OK)/r.Window.Seconds(), report.Dur(r.Hist.Quantile(0.5)), report.Dur(r.Hist.Quantile(0.99)), failNote(&r.Fail))
 			}
 		}
 		// The relay: A owns the session, B relays; a different pair of
@@ -297,37 +295,26 @@ func bench(o *options) (*runResult, error) {
 		s := runRelay(a, b, o.warmup, o.slice, o.timeout)
 		run.Relay.add(s)
 		log.Printf("[%d/%d] round %d relay %s→%s: direct p50 %s, relayed p50 %s (%d+%d calls)%s", n, total, round+1, b.Name, a.Name,
-			dur(s.Direct.Quantile(0.5)), dur(s.Relayed.Quantile(0.5)), s.DirectOK, s.RelOK, failNote(&s.Fail))
+			report.Dur(s.Direct.Quantile(0.5)), report.Dur(s.Relayed.Quantile(0.5)), s.DirectOK, s.RelOK, failNote(&s.Fail))
 	}
-	run.LoadEnd = loadAvg()
+	run.LoadEnd = machine.LoadAvg()
 	run.Finished = time.Now()
 	return run, nil
 }
 
-func failNote(f *failures) string {
-	if f.total() == 0 {
+func failNote(f *loop.Failures) string {
+	if f.Total() == 0 {
 		return ""
 	}
-	return " FAILED " + f.first()
+	return " FAILED " + f.Summary()
 }
 
 // anyFailed reports whether any check failed anywhere.
 func (r *runResult) anyFailed() bool {
 	for _, a := range r.TP {
-		if a.Fail.total() > 0 {
+		if a.Fail.Total() > 0 {
 			return true
 		}
 	}
-	return r.Relay.Fail.total() > 0
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return r.Relay.Fail.Total() > 0
 }

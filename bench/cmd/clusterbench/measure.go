@@ -2,84 +2,14 @@ package main
 
 import (
 	"fmt"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
 	"github.com/saguaro-go/saguaro/bench/internal/hist"
+	"github.com/saguaro-go/saguaro/bench/internal/loop"
+	"github.com/saguaro-go/saguaro/bench/internal/mcpconn"
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
 )
-
-// maxCallsPerSlice bounds every worker loop in count, whatever the clock
-// does.
-const maxCallsPerSlice = 5_000_000
-
-// failures collects failed checks by kind, with the first message of each.
-type failures struct {
-	mu    sync.Mutex
-	Count map[string]int    `json:"count,omitempty"`
-	First map[string]string `json:"first,omitempty"`
-}
-
-func (f *failures) add(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.Count == nil {
-		f.Count, f.First = map[string]int{}, map[string]string{}
-	}
-	k := check.Kind(err)
-	f.Count[k]++
-	if _, ok := f.First[k]; !ok {
-		f.First[k] = err.Error()
-	}
-}
-
-func (f *failures) merge(o *failures) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for k, n := range o.Count {
-		f.mu.Lock()
-		if f.Count == nil {
-			f.Count, f.First = map[string]int{}, map[string]string{}
-		}
-		f.Count[k] += n
-		if _, ok := f.First[k]; !ok {
-			f.First[k] = o.First[k]
-		}
-		f.mu.Unlock()
-	}
-}
-
-func (f *failures) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, c := range f.Count {
-		n += c
-	}
-	return n
-}
-
-// first is the first message of each kind, kinds in order.
-func (f *failures) first() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	kinds := make([]string, 0, len(f.First))
-	for k := range f.First {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	s := ""
-	for i, k := range kinds {
-		if i > 0 {
-			s += "; "
-		}
-		s += fmt.Sprintf("%d× %s, first: %s", f.Count[k], k, f.First[k])
-	}
-	return s
-}
 
 // target is one configuration as the load generator sees it: where to
 // send, and whose CPU to count.
@@ -87,8 +17,8 @@ type target struct {
 	Name  string // short key
 	Label string // for the results page
 	What  string // how it is set up
-	ep    *endpoint
-	procs []*proc   // processes serving it; their CPU is summed
+	ep    *mcpconn.Endpoint
+	procs []*child  // processes serving it; their CPU is summed
 	redis *redisSrv // nil when Redis plays no part
 }
 
@@ -97,7 +27,7 @@ type target struct {
 func (t *target) cpuNS() (int64, error) {
 	var ns int64
 	for _, p := range t.procs {
-		s, err := p.probe()
+		s, err := p.Probe(false)
 		if err != nil {
 			return 0, err
 		}
@@ -116,99 +46,45 @@ func (t *target) cpuNS() (int64, error) {
 // sliceResult is one measured slice of one configuration at one
 // concurrency.
 type sliceResult struct {
-	OK     uint64
-	Window time.Duration
-	Hist   hist.H
-	CPUNS  int64 // -1 when a probe failed
-	Fail   failures
+	*loop.Result
+	CPUNS int64 // -1 when a probe failed
 }
 
-// runSlice drives t with conns connections, each with its own session:
-// connect and initialize (checked), warm up, read the CPU figures, measure
-// for measure, read them again, stop, DELETE the sessions. Every answer is
-// judged (judgeCall): a failed check is counted and the connection goes on
-// (the answer was read in full); a transport error ends the connection.
+// runSlice drives t with conns connections (loop.Run), each with its own
+// session: connect and initialize (checked), warm up, read the CPU
+// figures, measure for measure, read them again, stop, DELETE the
+// sessions. Every answer is judged (mcpconn.CheckJSONCall): a failed check
+// is counted and the connection goes on (the answer was read in full); a
+// transport error ends the connection.
 func runSlice(t *target, conns int, warmup, measure, timeout time.Duration) *sliceResult {
-	res := &sliceResult{CPUNS: -1}
 	var (
-		recording atomic.Bool
-		stop      atomic.Bool
-		ready     sync.WaitGroup
-		done      sync.WaitGroup
-		hmu       sync.Mutex
-		okCount   atomic.Uint64
+		cpu0, cpu1 int64
+		err0, err1 error
 	)
-	start := make(chan struct{})
-	ready.Add(conns)
-	done.Add(conns)
-	for w := 0; w < conns; w++ {
-		go func(w int) {
-			defer done.Done()
-			var h hist.H
-			var ok uint64
-			defer func() {
-				hmu.Lock()
-				res.Hist.Merge(&h)
-				hmu.Unlock()
-				okCount.Add(ok)
-			}()
+	r := loop.Run(loop.Spec{Conns: conns, Warmup: warmup, Measure: measure,
+		Setup: func(w int) (loop.Worker, error) {
 			base := int64(w) << 32
-			c, err := dial(t.ep, timeout)
-			if err == nil {
-				err = c.initialize(base + 1)
-			}
-			ready.Done()
+			c, err := mcpconn.Dial(t.ep, timeout)
 			if err != nil {
-				res.Fail.add(fmt.Errorf("setup: %w", err))
-				if c != nil {
-					c.Close()
-				}
-				return
+				return loop.Worker{}, err
 			}
-			defer c.Close()
-			defer c.endSession()
-			<-start
-			var text []byte
-			for seq := int64(2); seq < maxCallsPerSlice && !stop.Load(); seq++ {
-				text = echoText(text, w, seq)
-				t0 := time.Now()
-				err := c.call(base+seq, string(text))
-				lat := time.Since(t0)
-				if err != nil {
-					if check.Kind(err) == "transport" {
-						if !stop.Load() {
-							res.Fail.add(err)
-						}
-						return
-					}
-					res.Fail.add(err)
-					continue
-				}
-				if recording.Load() {
-					h.Record(lat)
-					ok++
-				}
+			if err := c.Initialize(base+1, true); err != nil {
+				return loop.Worker{Close: func() { c.Close() }}, err
 			}
-		}(w)
-	}
-	ready.Wait()
-	close(start)
-	time.Sleep(warmup)
-	cpu0, err0 := t.cpuNS()
-	t0 := time.Now()
-	recording.Store(true)
-	time.Sleep(measure)
-	recording.Store(false)
-	res.Window = time.Since(t0)
-	cpu1, err1 := t.cpuNS()
-	stop.Store(true)
-	done.Wait()
-	res.OK = okCount.Load()
+			return loop.Worker{
+				Call:  func(seq int64, text []byte) error { return c.Call(base+seq, string(text)) },
+				Close: func() { c.EndSession(); c.Close() },
+			}, nil
+		},
+		Before: func(*loop.Result) { cpu0, err0 = t.cpuNS() },
+		After:  func(*loop.Result) { cpu1, err1 = t.cpuNS() },
+	})
+	res := &sliceResult{Result: r, CPUNS: -1}
 	switch {
 	case err0 != nil:
-		res.Fail.add(fmt.Errorf("probe: %w", err0))
+		res.Fail.Add(fmt.Errorf("probe: %w", err0))
 	case err1 != nil:
-		res.Fail.add(fmt.Errorf("probe: %w", err1))
+		res.Fail.Add(fmt.Errorf("probe: %w", err1))
 	default:
 		res.CPUNS = cpu1 - cpu0
 	}
@@ -226,7 +102,7 @@ type agg struct {
 	CPUOK uint64
 	// SliceRPS is each round's calls per second, in round order.
 	SliceRPS []float64
-	Fail     failures
+	Fail     loop.Failures
 }
 
 func (a *agg) add(r *sliceResult) {
@@ -242,11 +118,11 @@ func (a *agg) add(r *sliceResult) {
 		rps = float64(r.OK) / r.Window.Seconds()
 	}
 	a.SliceRPS = append(a.SliceRPS, rps)
-	a.Fail.merge(&r.Fail)
+	a.Fail.Merge(&r.Fail)
 }
 
 // rps is the median over the slices.
-func (a *agg) rps() float64 { return median(a.SliceRPS) }
+func (a *agg) rps() float64 { return loop.Median(a.SliceRPS) }
 
 // cpuPerCall is the CPU per call in nanoseconds, 0 when unknown.
 func (a *agg) cpuPerCall() float64 {
@@ -259,27 +135,7 @@ func (a *agg) cpuPerCall() float64 {
 // ratioTo is the median over rounds of a's rate divided by base's in the
 // same round: slices of one round run back to back, so slow drift of the
 // machine cancels out.
-func (a *agg) ratioTo(base *agg) float64 {
-	var rs []float64
-	for i := 0; i < len(a.SliceRPS) && i < len(base.SliceRPS); i++ {
-		if base.SliceRPS[i] > 0 {
-			rs = append(rs, a.SliceRPS[i]/base.SliceRPS[i])
-		}
-	}
-	return median(rs)
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func (a *agg) ratioTo(base *agg) float64 { return loop.RoundRatio(a.SliceRPS, base.SliceRPS) }
 
 // relaySlice is one round of the relay measurement: one session created
 // on replica A; calls of that session sent straight to A (served there)
@@ -295,7 +151,7 @@ type relaySlice struct {
 	// window, -1 when unknown. B only relays, so its CPU is the relaying
 	// replica's cost; Redis serves B's lookups (and little else of ours).
 	BCPUNS, RedisCPUNS int64
-	Fail               failures
+	Fail               loop.Failures
 }
 
 // runRelay measures one relay slice: warm-up, then measure, alternating
@@ -303,36 +159,36 @@ type relaySlice struct {
 // cluster; b's redis is read for Redis's CPU.
 func runRelay(a, b *target, warmup, measure, timeout time.Duration) *relaySlice {
 	res := &relaySlice{A: a.Name, B: b.Name, BCPUNS: -1, RedisCPUNS: -1}
-	ca, err := dial(a.ep, timeout)
+	ca, err := mcpconn.Dial(a.ep, timeout)
 	if err != nil {
-		res.Fail.add(fmt.Errorf("setup: %w", err))
+		res.Fail.Add(fmt.Errorf("setup: %w", err))
 		return res
 	}
 	defer ca.Close()
-	if err := ca.initialize(1); err != nil {
-		res.Fail.add(fmt.Errorf("setup: %w", err))
+	if err := ca.Initialize(1, true); err != nil {
+		res.Fail.Add(fmt.Errorf("setup: %w", err))
 		return res
 	}
-	defer ca.endSession()
-	cb, err := dial(b.ep, timeout)
+	defer ca.EndSession()
+	cb, err := mcpconn.Dial(b.ep, timeout)
 	if err != nil {
-		res.Fail.add(fmt.Errorf("setup: %w", err))
+		res.Fail.Add(fmt.Errorf("setup: %w", err))
 		return res
 	}
 	defer cb.Close()
-	cb.session = ca.session
+	cb.SetSession(ca.Session())
 	var (
 		text []byte
 		seq  int64 = 1
 	)
-	one := func(c *conn, worker int, h *hist.H, ok *uint64, rec bool) error {
+	one := func(c *mcpconn.Conn, worker int, h *hist.H, ok *uint64, rec bool) error {
 		seq++
-		text = echoText(text, worker, seq)
+		text = mcpconn.EchoText(text, worker, seq)
 		t0 := time.Now()
-		err := c.call(seq, string(text))
+		err := c.Call(seq, string(text))
 		lat := time.Since(t0)
 		if err != nil {
-			res.Fail.add(err)
+			res.Fail.Add(err)
 			return err
 		}
 		if rec {
@@ -344,7 +200,7 @@ func runRelay(a, b *target, warmup, measure, timeout time.Duration) *relaySlice 
 	// pairs sends pairs of calls until the deadline; false after a
 	// transport error.
 	pairs := func(until time.Time, rec bool) bool {
-		for n := 0; n < maxCallsPerSlice && time.Now().Before(until); n++ {
+		for n := 0; n < loop.MaxCallsPerSlice && time.Now().Before(until); n++ {
 			for i := range 2 {
 				var err error
 				if (n+i)%2 == 0 {
@@ -369,7 +225,7 @@ func runRelay(a, b *target, warmup, measure, timeout time.Duration) *relaySlice 
 		errB, errR error
 	)
 	if cpu {
-		b0, errB = b.procs[0].probe()
+		b0, errB = b.procs[0].Probe(false)
 		r0, errR = b.redis.cpuNS()
 	}
 	t0 := time.Now()
@@ -378,7 +234,7 @@ func runRelay(a, b *target, warmup, measure, timeout time.Duration) *relaySlice 
 	if !ok || !cpu {
 		return res
 	}
-	if b1, err := b.procs[0].probe(); err == nil && errB == nil {
+	if b1, err := b.procs[0].Probe(false); err == nil && errB == nil {
 		res.BCPUNS = b1.CPUNS() - b0.CPUNS()
 	}
 	if r1, err := b.redis.cpuNS(); err == nil && errR == nil {
@@ -395,14 +251,14 @@ type relayAgg struct {
 	// CPU time, and the relayed calls, of the slices where both are known.
 	BCPUNS, RedisCPUNS int64
 	CPUOK              uint64
-	Fail               failures
+	Fail               loop.Failures
 }
 
 func (r *relayAgg) add(s *relaySlice) {
 	r.Direct.Merge(&s.Direct)
 	r.Relayed.Merge(&s.Relayed)
 	r.Rounds = append(r.Rounds, s)
-	r.Fail.merge(&s.Fail)
+	r.Fail.Merge(&s.Fail)
 	if s.BCPUNS >= 0 && s.RedisCPUNS >= 0 {
 		r.BCPUNS += s.BCPUNS
 		r.RedisCPUNS += s.RedisCPUNS

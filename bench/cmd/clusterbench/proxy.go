@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/saguaro-go/saguaro/bench/internal/probe"
@@ -85,7 +81,7 @@ func serveProxy(upstreamList string) {
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- adm.Serve(adminLn) }()
-	line, _ := json.Marshal(serve.Ready{
+	serve.PrintReady(serve.Ready{
 		Name:       "proxy",
 		Mode:       fmt.Sprintf("%d upstreams", len(ups)),
 		PID:        os.Getpid(),
@@ -95,22 +91,7 @@ func serveProxy(upstreamList string) {
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GoVersion:  runtime.Version(),
 	})
-	fmt.Fprintf(os.Stdout, "%s%s\n", serve.ReadyPrefix, line)
-
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	eof := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		close(eof)
-	}()
-	select {
-	case <-stop:
-	case <-eof:
-	case <-time.After(30 * time.Minute):
-	case err := <-errc:
-		log.Printf("serve: %v", err)
-	}
+	serve.AwaitExit(30*time.Minute, errc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = adm.Shutdown(ctx)

@@ -1,14 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/saguaro-go/saguaro/bench/internal/loop"
+	"github.com/saguaro-go/saguaro/bench/internal/machine"
+	"github.com/saguaro-go/saguaro/bench/internal/mcpconn"
+	"github.com/saguaro-go/saguaro/bench/internal/report"
 )
 
 // relayTarget is issue 9's target for the relay's cost at p50 on loopback.
@@ -28,16 +30,16 @@ func renderResults(r *runResult) string {
 	p("- Date: %s (the run took %s)\n", r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Finished.Sub(r.Started).Round(time.Second))
 	gmp := map[int]bool{}
 	for _, pr := range r.Procs {
-		gmp[pr.ready.GOMAXPROCS] = true
+		gmp[pr.Ready.GOMAXPROCS] = true
 	}
 	var gs []string
 	for n := range gmp {
 		gs = append(gs, fmt.Sprint(n))
 	}
 	p("- Machine: %s, %d cores, %s; unpinned: the load generator (GOMAXPROCS=%d), %d server and proxy processes (GOMAXPROCS=%s) and Redis share the cores\n",
-		cpuModel(), cpuCount(), kernel(), runtime.GOMAXPROCS(0), len(r.Procs), strings.Join(gs, ","))
-	p("- Other load on the machine (1-minute load average, /proc/loadavg): %s at the start, %s at the end\n", orDash(r.LoadStart), orDash(r.LoadEnd))
-	p("- Go: %s; saguaro %s (working tree); %s\n", runtime.Version(), saguaroCommit(), goRedisVersion())
+		machine.CPUModel(), machine.CPUCount(), machine.Kernel(), runtime.GOMAXPROCS(0), len(r.Procs), strings.Join(gs, ","))
+	p("- Other load on the machine (1-minute load average, /proc/loadavg): %s at the start, %s at the end\n", report.OrDash(r.LoadStart), report.OrDash(r.LoadEnd))
+	p("- Go: %s; saguaro %s (working tree); %s\n", runtime.Version(), machine.SaguaroCommit(), goRedisVersion())
 	where := "the machine's shared Redis (its CPU figures include any other client's work)"
 	if r.Redis.Throwaway {
 		where = "a throwaway redis-server started by the benchmark (`--save \"\" --appendonly no`)"
@@ -45,7 +47,7 @@ func renderResults(r *runResult) string {
 	p("- Redis: %s, %s, at %s; this run's keys under `%s` (%s)\n", r.Redis.Version, where, r.Redis.URL, r.Prefix, cleanupNote(r))
 	p("- Settings: %d rounds × %d concurrencies (%s connections) × one slice per configuration, then one relay slice per round; "+
 		"each slice %v warm-up + %v measured; per-request timeout %v; protocol %s sessions, JSON responses; session idle timeout 10m; mcpredis defaults (heartbeat 1s)\n",
-		o.rounds, len(o.conns), joinInts(o.conns), o.warmup, o.slice, o.timeout, ProtocolVersion)
+		o.rounds, len(o.conns), report.JoinInts(o.conns), o.warmup, o.slice, o.timeout, mcpconn.ProtocolVersion)
 	if len(o.effectiveFlags) > 0 {
 		p("- Flags given: `%s`\n", strings.Join(o.effectiveFlags, " "))
 	}
@@ -64,7 +66,7 @@ func renderResults(r *runResult) string {
 		proxyNotes + ".\n\n")
 	p("| configuration | how | status |\n|---|---|---|\n")
 	for _, t := range r.Targets {
-		p("| %s | %s | %s |\n", t.Label, mdEscape(t.What), r.status(t.Name))
+		p("| %s | %s | %s |\n", t.Label, report.MDEscape(t.What), r.status(t.Name))
 	}
 	p("\n")
 
@@ -77,7 +79,7 @@ func renderResults(r *runResult) string {
 		"configuration (replicas and proxy, from their probe endpoints) plus Redis's (INFO cpu), over the measured windows; the load generator's own is left out.\n\n")
 	for _, conns := range o.conns {
 		base := r.TP[tpKey(cfgMemory, conns)]
-		p("### %d connection%s\n\n", conns, plural(conns))
+		p("### %d connection%s\n\n", conns, report.Plural(conns))
 		p("| configuration | calls/s | × (a) | p50 | p99 | server CPU/call | × (a) | calls/s per slice (min–max) | checked OK | failed |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, t := range r.Targets {
@@ -86,14 +88,14 @@ func renderResults(r *runResult) string {
 				p("| %s | not run | | | | | | | | |\n", t.Label)
 				continue
 			}
-			lo, hi := minMax(a.SliceRPS)
+			lo, hi := report.MinMax(a.SliceRPS)
 			rat, cpuRat := "1.00×", "1.00×"
 			if t.Name != cfgMemory && base != nil {
-				rat = fmtRatio(a.ratioTo(base))
-				cpuRat = ratio(a.cpuPerCall(), base.cpuPerCall())
+				rat = report.FmtRatio(a.ratioTo(base))
+				cpuRat = report.Ratio(a.cpuPerCall(), base.cpuPerCall())
 			}
 			p("| %s | %.0f | %s | %s | %s | %s | %s | %.0f–%.0f | %d | %s |\n", t.Label, a.rps(), rat,
-				dur(a.Hist.Quantile(0.5)), dur(a.Hist.Quantile(0.99)), cpuStr(a.cpuPerCall()), cpuRat, lo, hi, a.OK, failCell(&a.Fail))
+				report.Dur(a.Hist.Quantile(0.5)), report.Dur(a.Hist.Quantile(0.99)), cpuStr(a.cpuPerCall()), cpuRat, lo, hi, a.OK, failCell(&a.Fail))
 		}
 		p("\n")
 	}
@@ -106,10 +108,10 @@ func renderResults(r *runResult) string {
 		"from Redis, finds A's address and relays the call to A over HTTP, and A's answer comes back through B. Each round uses another pair (A, B). " +
 		"The relay's cost is the difference of the medians. Every answer is checked as above.\n\n")
 	p("| path | calls | p50 | p90 | p99 | failed |\n|---|---:|---:|---:|---:|---:|\n")
-	p("| straight to the owner (A) | %d | %s | %s | %s | |\n", rl.Direct.Count(), dur(rl.Direct.Quantile(0.5)), dur(rl.Direct.Quantile(0.9)), dur(rl.Direct.Quantile(0.99)))
-	p("| to another replica (B → A) | %d | %s | %s | %s | |\n", rl.Relayed.Count(), dur(rl.Relayed.Quantile(0.5)), dur(rl.Relayed.Quantile(0.9)), dur(rl.Relayed.Quantile(0.99)))
-	p("| **the relay's cost** (difference) | | **%s** | %s | %s | %s |\n\n", signedDur(rl.cost()),
-		signedDur(rl.Relayed.Quantile(0.9)-rl.Direct.Quantile(0.9)), signedDur(rl.Relayed.Quantile(0.99)-rl.Direct.Quantile(0.99)), failCell(&rl.Fail))
+	p("| straight to the owner (A) | %d | %s | %s | %s | |\n", rl.Direct.Count(), report.Dur(rl.Direct.Quantile(0.5)), report.Dur(rl.Direct.Quantile(0.9)), report.Dur(rl.Direct.Quantile(0.99)))
+	p("| to another replica (B → A) | %d | %s | %s | %s | |\n", rl.Relayed.Count(), report.Dur(rl.Relayed.Quantile(0.5)), report.Dur(rl.Relayed.Quantile(0.9)), report.Dur(rl.Relayed.Quantile(0.99)))
+	p("| **the relay's cost** (difference) | | **%s** | %s | %s | %s |\n\n", report.SignedDur(rl.cost()),
+		report.SignedDur(rl.Relayed.Quantile(0.9)-rl.Direct.Quantile(0.9)), report.SignedDur(rl.Relayed.Quantile(0.99)-rl.Direct.Quantile(0.99)), failCell(&rl.Fail))
 	p("%s\n\n", relayVerdict(r))
 	if rl.CPUOK > 0 {
 		p("CPU per relayed call, over the measured windows: %s on B, the replica that relays (it serves nothing itself), and %s on Redis "+
@@ -118,8 +120,8 @@ func renderResults(r *runResult) string {
 	}
 	p("| round | A (owner) | B (relays) | direct p50 | relayed p50 | difference |\n|---:|---|---|---:|---:|---:|\n")
 	for i, s := range rl.Rounds {
-		p("| %d | %s | %s | %s | %s | %s |\n", i+1, s.A, s.B, dur(s.Direct.Quantile(0.5)), dur(s.Relayed.Quantile(0.5)),
-			signedDur(s.Relayed.Quantile(0.5)-s.Direct.Quantile(0.5)))
+		p("| %d | %s | %s | %s | %s | %s |\n", i+1, s.A, s.B, report.Dur(s.Direct.Quantile(0.5)), report.Dur(s.Relayed.Quantile(0.5)),
+			report.SignedDur(s.Relayed.Quantile(0.5)-s.Direct.Quantile(0.5)))
 	}
 	p("\n")
 
@@ -127,7 +129,7 @@ func renderResults(r *runResult) string {
 	p("Lines each wrote to its log (`%s/<name>.log`) besides the ready line: warnings such as a failed relay or Redis trouble would be there.\n\n", o.logDir)
 	p("| process | role | what | log lines |\n|---|---|---|---:|\n")
 	for _, pr := range r.Procs {
-		p("| %s | %s | %s | %d |\n", pr.name, pr.role, mdEscape(pr.ready.Notes), pr.logLines())
+		p("| %s | %s | %s | %d |\n", pr.Name, pr.role, report.MDEscape(pr.Ready.Notes), pr.LogLines())
 	}
 	return b.String()
 }
@@ -135,14 +137,14 @@ func renderResults(r *runResult) string {
 func (r *runResult) status(name string) string {
 	var bad []string
 	for _, conns := range r.Opts.conns {
-		if a := r.TP[tpKey(name, conns)]; a != nil && a.Fail.total() > 0 {
-			bad = append(bad, fmt.Sprintf("c=%d: %d of %d calls wrong: %s", conns, a.Fail.total(), uint64(a.Fail.total())+a.OK, a.Fail.first()))
+		if a := r.TP[tpKey(name, conns)]; a != nil && a.Fail.Total() > 0 {
+			bad = append(bad, fmt.Sprintf("c=%d: %d of %d calls wrong: %s", conns, a.Fail.Total(), uint64(a.Fail.Total())+a.OK, a.Fail.Summary()))
 		}
 	}
 	if len(bad) == 0 {
 		return "ok"
 	}
-	return "**FAILED**: " + mdEscape(strings.Join(bad, "; "))
+	return "**FAILED**: " + report.MDEscape(strings.Join(bad, "; "))
 }
 
 func summary(r *runResult) []string {
@@ -158,8 +160,8 @@ func summary(r *runResult) []string {
 				continue
 			}
 			parts = append(parts, fmt.Sprintf("at %d connection%s %.0f calls/s (%s (a)'s), p50 %s (a: %s), p99 %s (a: %s)",
-				conns, plural(conns), a.rps(), fmtRatio(a.ratioTo(base)), dur(a.Hist.Quantile(0.5)), dur(base.Hist.Quantile(0.5)),
-				dur(a.Hist.Quantile(0.99)), dur(base.Hist.Quantile(0.99))))
+				conns, report.Plural(conns), a.rps(), report.FmtRatio(a.ratioTo(base)), report.Dur(a.Hist.Quantile(0.5)), report.Dur(base.Hist.Quantile(0.5)),
+				report.Dur(a.Hist.Quantile(0.99)), report.Dur(base.Hist.Quantile(0.99))))
 		}
 		line := fmt.Sprintf("%s: %s", t.Label, strings.Join(parts, "; "))
 		if st := r.status(t.Name); st != "ok" {
@@ -174,14 +176,14 @@ func summary(r *runResult) []string {
 func relayVerdict(r *runResult) string {
 	rl := r.Relay
 	if rl.Direct.Count() == 0 || rl.Relayed.Count() == 0 {
-		return "The relay's cost: **not measured** (" + orDash(rl.Fail.first()) + ")."
+		return "The relay's cost: **not measured** (" + report.OrDash(rl.Fail.Summary()) + ")."
 	}
 	cost := rl.cost()
 	s := fmt.Sprintf("The relay's cost at p50: **%s** (relayed %s − direct %s; per round %s); target ≤ %s at p50 on loopback: ",
-		signedDur(cost), dur(rl.Relayed.Quantile(0.5)), dur(rl.Direct.Quantile(0.5)), roundsStr(rl.roundCosts()), dur(relayTarget))
+		report.SignedDur(cost), report.Dur(rl.Relayed.Quantile(0.5)), report.Dur(rl.Direct.Quantile(0.5)), roundsStr(rl.roundCosts()), report.Dur(relayTarget))
 	switch {
-	case rl.Fail.total() > 0:
-		s += "**not judged: FAILED** (" + mdEscape(rl.Fail.first()) + ")"
+	case rl.Fail.Total() > 0:
+		s += "**not judged: FAILED** (" + report.MDEscape(rl.Fail.Summary()) + ")"
 	case cost <= relayTarget:
 		s += "**met**"
 	default:
@@ -193,7 +195,7 @@ func relayVerdict(r *runResult) string {
 func roundsStr(xs []float64) string {
 	var parts []string
 	for _, x := range xs {
-		parts = append(parts, signedDur(time.Duration(x)))
+		parts = append(parts, report.SignedDur(time.Duration(x)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -218,8 +220,8 @@ func cleanupNote(r *runResult) string {
 	return fmt.Sprintf("%d left after the servers stopped, of which %d session records, all removed", len(r.KeysLeft), sessions)
 }
 
-func failCell(f *failures) string {
-	if n := f.total(); n > 0 {
+func failCell(f *loop.Failures) string {
+	if n := f.Total(); n > 0 {
 		return fmt.Sprintf("**%d**", n)
 	}
 	return "0"
@@ -241,152 +243,4 @@ func goRedisVersion() string {
 		}
 	}
 	return "go-redis (version unknown)"
-}
-
-func dur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "–"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-	case d < 10*time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	}
-}
-
-// signedDur is dur for a difference, which may be negative.
-func signedDur(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0 µs"
-	case d < 0:
-		return "−" + dur(-d)
-	default:
-		return "+" + dur(d)
-	}
-}
-
-func ratio(v, base float64) string {
-	if base <= 0 || v <= 0 {
-		return "–"
-	}
-	return fmtRatio(v / base)
-}
-
-func fmtRatio(x float64) string {
-	if x <= 0 {
-		return "–"
-	}
-	if x < 0.1 {
-		return fmt.Sprintf("%.3f×", x)
-	}
-	return fmt.Sprintf("%.2f×", x)
-}
-
-func minMax(xs []float64) (float64, float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	lo, hi := xs[0], xs[0]
-	for _, x := range xs[1:] {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
-
-// cpuCount is the machine's processor count, whatever this process's
-// affinity.
-func cpuCount() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.NumCPU()
-	}
-	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "processor" {
-			n++
-		}
-	}
-	if n == 0 {
-		return runtime.NumCPU()
-	}
-	return n
-}
-
-func kernel() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return runtime.GOOS
-	}
-	return "Linux " + strings.TrimSpace(string(b))
-}
-
-// loadAvg is the 1-minute load average.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return ""
-}
-
-// saguaroCommit is the library's commit, and whether the working tree
-// outside bench/ had uncommitted changes (they are in the build).
-func saguaroCommit() string {
-	out, err := exec.Command("git", "-C", "..", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown commit"
-	}
-	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "-C", "..", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
-		c += " + uncommitted changes"
-	}
-	return c
 }
