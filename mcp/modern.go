@@ -142,8 +142,9 @@ func isJSONContent(ct string) bool {
 
 // modernCall holds what the checks learnt about a modern request.
 type modernCall struct {
-	client   *ClientCapabilities
+	client   *ClientCapabilities // shared: read-only (see capsCache)
 	logLevel LogLevel
+	progress bool // _meta carries a progressToken
 }
 
 // modernMessage serves one decoded modern message. The body behind msg
@@ -183,12 +184,25 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 	hv, oneVersion := oneHeader(h, "Mcp-Protocol-Version")
 	hv = strings.Trim(hv, " \t")
 
-	// _meta: protocolVersion and clientCapabilities are required.
-	var version string
-	var caps, logLevel json.RawMessage
-	hasVersion := false
+	// One pass over params: _meta (protocolVersion and clientCapabilities
+	// are required; logLevel; progressToken), and for the methods Mcp-Name
+	// mirrors, that member and the arguments.
+	field := nameField(msg.Method)
+	var version, body string
+	var caps, logLevel, args json.RawMessage
+	hasVersion, hasBody, progress := false, false, false
 	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
-		if !jsonrpc.KeyIs(key, "_meta") {
+		switch {
+		case jsonrpc.KeyIs(key, "_meta"):
+		case field == "":
+			return nil
+		case jsonrpc.KeyIs(key, field):
+			body, hasBody = jsonrpc.Unquote(val)
+			return nil
+		case jsonrpc.KeyIs(key, "arguments"):
+			args = val
+			return nil
+		default:
 			return nil
 		}
 		if val[0] != '{' {
@@ -208,6 +222,8 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 				caps = v
 			case jsonrpc.KeyIs(k, metaLogLevel):
 				logLevel = v
+			case jsonrpc.KeyIs(k, "progressToken"):
+				progress = true
 			}
 			return nil
 		})
@@ -254,19 +270,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 	}
 
 	// Mcp-Name and Mcp-Param-*.
-	if field := nameField(msg.Method); field != "" {
-		var body string
-		var args []byte
-		hasBody := false
-		_ = eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
-			switch {
-			case jsonrpc.KeyIs(key, field):
-				body, hasBody = jsonrpc.Unquote(val)
-			case jsonrpc.KeyIs(key, "arguments"):
-				args = val
-			}
-			return nil
-		})
+	if field != "" {
 		if hasBody {
 			nv, ok := oneHeader(h, "Mcp-Name")
 			if !ok {
@@ -289,9 +293,8 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 		}
 	}
 
-	mc := &modernCall{logLevel: logOff}
-	mc.client = &ClientCapabilities{}
-	if caps[0] != '{' || json.Unmarshal(caps, mc.client) != nil {
+	mc := &modernCall{logLevel: logOff, progress: progress}
+	if mc.client = t.clientCaps.get(caps); mc.client == nil {
 		return nil, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
 	}
 	if logLevel != nil && !isNull(logLevel) {
@@ -393,7 +396,7 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 	encodeErr := func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
 		return appendModernError(nil, id, e), modernStatus(e)
 	}
-	if mc.logLevel == logOff && !wantsProgress(msg.Params) {
+	if mc.logLevel == logOff && !mc.progress {
 		// Nothing can stream: logs need _meta logLevel and progress a
 		// progressToken (server→client requests are input_required
 		// results). Answer on the connection's goroutine, the fast path;

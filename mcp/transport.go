@@ -36,6 +36,9 @@ type transport struct {
 	relay *http.Transport
 	// workers run the calls that get a goroutine of their own.
 	workers workerPool
+	// clientCaps keeps the decoded _meta clientCapabilities of 2026-07-28
+	// requests, which clients resend unchanged with every request.
+	clientCaps capsCache
 }
 
 // Controller returns the MCP endpoint as an http.Handler, ready to mount
