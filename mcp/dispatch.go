@@ -182,6 +182,10 @@ type Call struct {
 	Identity string
 
 	mrtr *mrtrOutbound // 2026-07-28 input_required rounds of this call
+	// deferEnvelope: the transport writes the reply with Engine.appendReply,
+	// which adds the 2026-07-28 envelope straight into the response
+	// instead of Dispatch copying the result into it first.
+	deferEnvelope bool
 }
 
 // CallOf builds a Call from a decoded request or notification.
@@ -231,6 +235,9 @@ type Reply struct {
 	Effect Effect
 
 	resultType string // 2026-07-28: "" means complete
+	// envelope is the method of a 2026-07-28 result whose envelope is
+	// still to be added (Call.deferEnvelope; Engine.appendReply adds it).
+	envelope string
 }
 
 // AppendTo appends the JSON-RPC response for this reply to dst (nothing for

@@ -209,18 +209,40 @@ func (e *Engine) finishModern(call *Call, r *Reply) {
 		res, jerr := e.inputRequiredResult(call)
 		r.Err, r.Result = jerr, nil
 		if jerr == nil {
-			r.Result = e.envelope(call.Method, res, resultInputRequired)
+			r.Result, r.resultType = res, resultInputRequired
+			e.wrap(call, r)
 		}
 		return
 	}
 	if r.Err != nil || r.Result == nil {
 		return
 	}
-	rt := r.resultType
-	if rt == "" {
-		rt = resultComplete
+	if r.resultType == "" {
+		r.resultType = resultComplete
 	}
-	r.Result = e.envelope(call.Method, r.Result, rt)
+	e.wrap(call, r)
+}
+
+// wrap puts a 2026-07-28 result in its envelope, or, for a transport that
+// writes the response itself (Call.deferEnvelope), leaves that to
+// appendReply, which writes it straight into the response.
+func (e *Engine) wrap(call *Call, r *Reply) {
+	if call.deferEnvelope {
+		r.envelope = call.Method
+		return
+	}
+	r.Result = e.envelope(call.Method, r.Result, r.resultType)
+}
+
+// appendReply appends the JSON-RPC response of a reply from Dispatch to
+// dst: Reply.AppendTo, with the envelope a deferEnvelope call left out.
+func (e *Engine) appendReply(dst []byte, id jsonrpc.ID, r *Reply) []byte {
+	if r.Err != nil || r.envelope == "" {
+		return r.AppendTo(dst, id)
+	}
+	dst = jsonrpc.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
+	dst = e.appendEnvelope(dst[:len(dst)-1], r.envelope, r.Result, r.resultType)
+	return append(dst, '}')
 }
 
 // inputRequiredResult encodes {inputRequests, requestState}.

@@ -389,7 +389,7 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
 	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
-		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
+		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel, deferEnvelope: true}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
@@ -431,7 +431,18 @@ func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(
 		body, status := encodeErr(call.ID, reply.Err)
 		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
+	return controller.BufferedType(http.StatusOK, contentJSON, t.appendReply(&reply, call.ID))
+}
+
+// appendReply encodes a successful reply into a new buffer sized for it
+// (and for the 2026-07-28 envelope when Dispatch left it out).
+func (t *transport) appendReply(reply *Reply, id jsonrpc.ID) []byte {
+	n := len(reply.Result) + 64
+	if reply.envelope != "" {
+		info, _ := t.engine.identity()
+		n += len(info) + 96
+	}
+	return t.engine.appendReply(make([]byte, 0, n), id, reply)
 }
 
 // oneCallStream runs call on its own goroutine with a back channel that
@@ -463,7 +474,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 			out.finish(encodeErr(call.ID, reply.Err))
 			return
 		}
-		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID), http.StatusOK)
+		out.finish(t.appendReply(&reply, call.ID), http.StatusOK)
 	}))
 	first, err := mb.Receive(r.Context())
 	if err != nil {
