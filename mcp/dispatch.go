@@ -186,6 +186,9 @@ type Call struct {
 	// which adds the 2026-07-28 envelope straight into the response
 	// instead of Dispatch copying the result into it first.
 	deferEnvelope bool
+	// noInput: the transport saw that params have neither inputResponses
+	// nor requestState, so prepareModern need not look for them.
+	noInput bool
 }
 
 // CallOf builds a Call from a decoded request or notification.

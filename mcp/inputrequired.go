@@ -143,11 +143,19 @@ func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
 	if !mrtrMethods[call.Method] {
 		return nil
 	}
-	responses, state, hasState, perr := parseInputParams(call.Params)
-	if perr != nil {
-		return perr
+	var responses map[string]json.RawMessage
+	var state string
+	var hasState bool
+	if !call.noInput {
+		var perr *jsonrpc.Error
+		if responses, state, hasState, perr = parseInputParams(call.Params); perr != nil {
+			return perr
+		}
 	}
-	answers := map[string]json.RawMessage{}
+	var answers map[string]json.RawMessage // read only: nil when there are none
+	if hasState || len(responses) > 0 {
+		answers = make(map[string]json.RawMessage, len(responses))
+	}
 	if hasState {
 		prior, jerr := e.state.open(state, call)
 		if jerr != nil {

@@ -145,6 +145,7 @@ type modernCall struct {
 	client   *ClientCapabilities // shared: read-only (see capsCache)
 	logLevel LogLevel
 	progress bool // _meta carries a progressToken
+	input    bool // params may carry inputResponses or requestState
 }
 
 // modernMessage serves one decoded modern message. The body behind msg
@@ -190,7 +191,9 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 	field := nameField(msg.Method)
 	var version, body string
 	var caps, logLevel, args json.RawMessage
-	hasVersion, hasBody, progress := false, false, false
+	// input: inputResponses or requestState are there (only seen for the
+	// methods with a name field, which are those that take them).
+	hasVersion, hasBody, progress, input := false, false, false, field == ""
 	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
 		switch {
 		case jsonrpc.KeyIs(key, "_meta"):
@@ -201,6 +204,9 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 			return nil
 		case jsonrpc.KeyIs(key, "arguments"):
 			args = val
+			return nil
+		case jsonrpc.KeyIs(key, "inputResponses"), jsonrpc.KeyIs(key, "requestState"):
+			input = true
 			return nil
 		default:
 			return nil
@@ -293,7 +299,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 		}
 	}
 
-	mc := &modernCall{logLevel: logOff, progress: progress}
+	mc := &modernCall{logLevel: logOff, progress: progress, input: input}
 	if mc.client = t.clientCaps.get(caps); mc.client == nil {
 		return nil, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
 	}
@@ -389,7 +395,8 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
 	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
-		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel, deferEnvelope: true}
+		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
+		deferEnvelope: true, noInput: !mc.input}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
