@@ -182,10 +182,12 @@ type Call struct {
 	Identity string
 
 	mrtr *mrtrOutbound // 2026-07-28 input_required rounds of this call
-	// deferEnvelope: the transport writes the reply with Engine.appendReply,
-	// which adds the 2026-07-28 envelope straight into the response
-	// instead of Dispatch copying the result into it first.
-	deferEnvelope bool
+	// owned: the transport's own Call, which it gives to Dispatch once
+	// and writes the reply of with Engine.appendReply. Dispatch changes it
+	// in place instead of copying it, and leaves the 2026-07-28 envelope
+	// to appendReply, which writes it straight into the response instead
+	// of Dispatch copying the result into it first.
+	owned bool
 	// noInput: the transport saw that params have neither inputResponses
 	// nor requestState, so prepareModern need not look for them.
 	noInput bool
@@ -239,7 +241,7 @@ type Reply struct {
 
 	resultType string // 2026-07-28: "" means complete
 	// envelope is the method of a 2026-07-28 result whose envelope is
-	// still to be added (Call.deferEnvelope; Engine.appendReply adds it).
+	// still to be added (Call.owned; Engine.appendReply adds it).
 	envelope string
 }
 
@@ -311,8 +313,10 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 	}
 	modern := rev == Rev20260728
 	if modern && !isNotification {
-		c := *call
-		call = &c
+		if !call.owned {
+			c := *call
+			call = &c
+		}
 		if jerr := e.prepareModern(call); jerr != nil {
 			reply.Err = jerr
 			return reply

@@ -232,10 +232,10 @@ func (e *Engine) finishModern(call *Call, r *Reply) {
 }
 
 // wrap puts a 2026-07-28 result in its envelope, or, for a transport that
-// writes the response itself (Call.deferEnvelope), leaves that to
+// writes the response itself (Call.owned), leaves that to
 // appendReply, which writes it straight into the response.
 func (e *Engine) wrap(call *Call, r *Reply) {
-	if call.deferEnvelope {
+	if call.owned {
 		r.envelope = call.Method
 		return
 	}
@@ -243,7 +243,7 @@ func (e *Engine) wrap(call *Call, r *Reply) {
 }
 
 // appendReply appends the JSON-RPC response of a reply from Dispatch to
-// dst: Reply.AppendTo, with the envelope a deferEnvelope call left out.
+// dst: Reply.AppendTo, with the envelope an owned call left out.
 func (e *Engine) appendReply(dst []byte, id jsonrpc.ID, r *Reply) []byte {
 	if r.Err != nil || r.envelope == "" {
 		return r.AppendTo(dst, id)

@@ -174,13 +174,13 @@ func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) c
 		return refused
 	}
 	if msg.Method == "subscriptions/listen" {
-		return t.listen(r, msg, mc)
+		return t.listen(r, msg, &mc)
 	}
-	return t.modernCall(r, msg, mc)
+	return t.modernCall(r, msg, &mc)
 }
 
 // checkModern applies the header, _meta, revision and method checks.
-func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernCall, int, *jsonrpc.Error) {
+func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCall, int, *jsonrpc.Error) {
 	h := r.Header
 	hv, oneVersion := oneHeader(h, "Mcp-Protocol-Version")
 	hv = strings.Trim(hv, " \t")
@@ -218,7 +218,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 		_ = jsonrpc.EachMember(val, func(k, v []byte) error {
 			switch {
 			case jsonrpc.KeyIs(k, metaProtocol):
-				s, ok := jsonrpc.Unquote(v)
+				s, ok := unquoteRevision(v)
 				if !ok {
 					merr = invalidParams(`_meta %q must be a string`, metaProtocol)
 					return errStop
@@ -236,43 +236,43 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 		return merr
 	})
 	if perr != nil {
-		return nil, http.StatusBadRequest, perr
+		return modernCall{}, http.StatusBadRequest, perr
 	}
 	if !hasVersion || caps == nil {
 		if rev, ok := ParseRevision(hv); oneVersion && (!ok || rev != Rev20260728) && !hasVersion {
-			return nil, http.StatusBadRequest, unsupportedVersion(hv)
+			return modernCall{}, http.StatusBadRequest, unsupportedVersion(hv)
 		}
 		field := metaProtocol
 		if hasVersion {
 			field = metaClientCaps
 		}
-		return nil, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.InvalidParams,
+		return modernCall{}, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.InvalidParams,
 			Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
 	}
 	if !oneVersion {
-		return nil, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
+		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
 	}
 	if hv != version {
-		return nil, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
+		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
 	}
 	if rev, ok := ParseRevision(version); !ok || rev != Rev20260728 {
-		return nil, http.StatusBadRequest, unsupportedVersion(version)
+		return modernCall{}, http.StatusBadRequest, unsupportedVersion(version)
 	}
 	if msg.Kind == jsonrpc.KindNotification {
-		return &modernCall{}, 0, nil
+		return modernCall{}, 0, nil
 	}
 
 	// Mcp-Method, then the method itself.
 	mv, ok := oneHeader(h, "Mcp-Method")
 	if !ok {
-		return nil, http.StatusBadRequest, headerMismatch("Mcp-Method is required, once")
+		return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Method is required, once")
 	}
 	if strings.Trim(mv, " \t") != msg.Method {
-		return nil, http.StatusBadRequest, headerMismatch("Mcp-Method %q does not match the method", mv)
+		return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Method %q does not match the method", mv)
 	}
 	info, known := t.engine.Method(msg.Method)
 	if !known || info.Notification || !info.In(Rev20260728) || !t.engine.offers(info.cap) {
-		return nil, http.StatusNotFound, methodNotFound(msg.Method)
+		return modernCall{}, http.StatusNotFound, methodNotFound(msg.Method)
 	}
 
 	// Mcp-Name and Mcp-Param-*.
@@ -280,39 +280,50 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 		if hasBody {
 			nv, ok := oneHeader(h, "Mcp-Name")
 			if !ok {
-				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
+				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
 			}
 			v, valid := decodeHeaderValue(nv)
 			if !valid {
-				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
+				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
 			}
 			if v != body {
-				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
+				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
 			}
 			if msg.Method == "tools/call" && t.engine.params != nil {
 				if specs := t.engine.params.paramHeaders(body); len(specs) > 0 {
 					if jerr := checkParamHeaders(h, specs, args); jerr != nil {
-						return nil, http.StatusBadRequest, jerr
+						return modernCall{}, http.StatusBadRequest, jerr
 					}
 				}
 			}
 		}
 	}
 
-	mc := &modernCall{logLevel: logOff, progress: progress, input: input}
+	mc := modernCall{logLevel: logOff, progress: progress, input: input}
 	if mc.client = t.clientCaps.get(caps); mc.client == nil {
-		return nil, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
+		return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
 	}
 	if logLevel != nil && !isNull(logLevel) {
 		s, _ := jsonrpc.Unquote(logLevel)
 		l, err := ParseLogLevel(s)
 		if err != nil {
-			return nil, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
+			return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
 		}
 		mc.logLevel = l
 	}
 	return mc, 0, nil
 }
+
+// unquoteRevision is jsonrpc.Unquote for _meta protocolVersion, without
+// allocating for the revision clients send.
+func unquoteRevision(v []byte) (string, bool) {
+	if len(v) == len(rev20260728Quoted) && string(v) == rev20260728Quoted {
+		return rev20260728Quoted[1 : len(rev20260728Quoted)-1], true
+	}
+	return jsonrpc.Unquote(v)
+}
+
+const rev20260728Quoted = `"2026-07-28"`
 
 // logOff is the log threshold of a 2026-07-28 request without _meta
 // logLevel: no log message passes it.
@@ -396,7 +407,7 @@ func (o *modernOutbound) finish(body []byte, status int) {
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
 	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
 		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
-		deferEnvelope: true, noInput: !mc.input}
+		owned: true, noInput: !mc.input}
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
