@@ -191,6 +191,10 @@ type Call struct {
 	// noInput: the transport saw that params have neither inputResponses
 	// nor requestState, so prepareModern need not look for them.
 	noInput bool
+	// tool holds the tools/call params the transport already read (valid
+	// when hasTool), so that callTool need not read them again.
+	tool    toolCallParams
+	hasTool bool
 }
 
 // CallOf builds a Call from a decoded request or notification.
@@ -518,7 +522,15 @@ func (e *Engine) listTools(ctx context.Context, call *Call, rev Revision, state 
 }
 
 func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state any) Reply {
-	name, args, meta, perr := parseToolCall(call.Params)
+	var name string
+	var args json.RawMessage
+	var meta RequestMeta
+	var perr *jsonrpc.Error
+	if call.hasTool {
+		name, args, meta, perr = call.tool.result()
+	} else {
+		name, args, meta, perr = parseToolCall(call.Params)
+	}
 	if perr != nil {
 		return Reply{State: state, Err: perr}
 	}

@@ -146,6 +146,9 @@ type modernCall struct {
 	logLevel LogLevel
 	progress bool // _meta carries a progressToken
 	input    bool // params may carry inputResponses or requestState
+	// tool: a tools/call's params, read (hasTool); they alias the body.
+	tool    toolCallParams
+	hasTool bool
 }
 
 // modernMessage serves one decoded modern message. The body behind msg
@@ -194,7 +197,13 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 	// input: inputResponses or requestState are there (only seen for the
 	// methods with a name field, which are those that take them).
 	hasVersion, hasBody, progress, input := false, false, false, field == ""
+	// A tools/call's params as callTool reads them, in the same pass.
+	var tool toolCallParams
+	isTool := msg.Method == "tools/call"
 	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
+		if isTool && tool.err == nil {
+			tool.err = tool.visit(key, val)
+		}
 		switch {
 		case jsonrpc.KeyIs(key, "_meta"):
 		case field == "":
@@ -299,7 +308,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 		}
 	}
 
-	mc := modernCall{logLevel: logOff, progress: progress, input: input}
+	mc := modernCall{logLevel: logOff, progress: progress, input: input, tool: tool, hasTool: isTool}
 	if mc.client = t.clientCaps.get(caps); mc.client == nil {
 		return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
 	}
@@ -423,6 +432,10 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 			// The body is reused once Handle returns, and a task keeps
 			// working in the background: it needs its own params.
 			call.Params = append(json.RawMessage(nil), msg.Params...)
+		} else {
+			// What checkModern read of them aliases the body, which
+			// outlives this synchronous call.
+			call.tool, call.hasTool = mc.tool, mc.hasTool
 		}
 		return t.quietCall(r, &call, encodeErr)
 	}
