@@ -247,6 +247,9 @@ type Reply struct {
 	// envelope is the method of a 2026-07-28 result whose envelope is
 	// still to be added (Call.owned; Engine.appendReply adds it).
 	envelope string
+	// pooled is the pooled buffer that holds Result, for an owned call
+	// (appendReply puts it back once it has copied Result).
+	pooled *[]byte
 }
 
 // AppendTo appends the JSON-RPC response for this reply to dst (nothing for
@@ -545,12 +548,25 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 	if err != nil && !isProtocolError(err) && !(rev == Rev20260728 && errors.Is(err, ErrClientCapability)) {
 		res, err = ToolError(err), nil
 	}
-	return e.result(ctx, call, st, err, func() ([]byte, error) {
+	var pooled *[]byte
+	r := e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
 			res = &CallToolResult{}
 		}
+		if call.owned {
+			// appendReply copies the result into the response and is
+			// the last to read it: encode into a pooled buffer.
+			pooled = jsonrpc.GetBuffer()
+			out, err := appendCallTool(*pooled, res)
+			*pooled = out
+			return out, err
+		}
 		return encodeCallTool(res)
 	})
+	if r.Result != nil {
+		r.pooled = pooled
+	}
+	return r
 }
 
 // isProtocolError reports whether a tools/call error must stay a JSON-RPC

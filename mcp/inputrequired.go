@@ -244,13 +244,20 @@ func (e *Engine) wrap(call *Call, r *Reply) {
 
 // appendReply appends the JSON-RPC response of a reply from Dispatch to
 // dst: Reply.AppendTo, with the envelope an owned call left out.
+// It puts the reply's pooled result buffer back: r.Result is nil after.
 func (e *Engine) appendReply(dst []byte, id jsonrpc.ID, r *Reply) []byte {
 	if r.Err != nil || r.envelope == "" {
-		return r.AppendTo(dst, id)
+		dst = r.AppendTo(dst, id)
+	} else {
+		dst = jsonrpc.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
+		dst = e.appendEnvelope(dst[:len(dst)-1], r.envelope, r.Result, r.resultType)
+		dst = append(dst, '}')
 	}
-	dst = jsonrpc.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
-	dst = e.appendEnvelope(dst[:len(dst)-1], r.envelope, r.Result, r.resultType)
-	return append(dst, '}')
+	if r.pooled != nil {
+		jsonrpc.PutBuffer(r.pooled)
+		r.pooled, r.Result = nil, nil
+	}
+	return dst
 }
 
 // inputRequiredResult encodes {inputRequests, requestState}.
