@@ -191,10 +191,9 @@ type Call struct {
 	// noInput: the transport saw that params have neither inputResponses
 	// nor requestState, so prepareModern need not look for them.
 	noInput bool
-	// tool holds the tools/call params the transport already read (valid
-	// when hasTool), so that callTool need not read them again.
-	tool    toolCallParams
-	hasTool bool
+	// tool: the tools/call params the transport already read (nil when
+	// it did not), so that callTool need not read them again.
+	tool *toolCallParams
 }
 
 // CallOf builds a Call from a decoded request or notification.
@@ -529,7 +528,7 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 	var args json.RawMessage
 	var meta RequestMeta
 	var perr *jsonrpc.Error
-	if call.hasTool {
+	if call.tool != nil {
 		name, args, meta, perr = call.tool.result()
 	} else {
 		name, args, meta, perr = parseToolCall(call.Params)

@@ -414,9 +414,12 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
-	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
+	// One allocation for the Call and what checkModern read of a
+	// tools/call's params.
+	oc := &ownedCall{Call: Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
 		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
-		owned: true, noInput: !mc.input}
+		owned: true, noInput: !mc.input}}
+	call := &oc.Call
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
@@ -432,16 +435,24 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 			// The body is reused once Handle returns, and a task keeps
 			// working in the background: it needs its own params.
 			call.Params = append(json.RawMessage(nil), msg.Params...)
-		} else {
-			// What checkModern read of them aliases the body, which
-			// outlives this synchronous call.
-			call.tool, call.hasTool = mc.tool, mc.hasTool
+		} else if mc.hasTool {
+			// What checkModern read aliases the body, which stays valid
+			// until this synchronous call returns.
+			oc.tool = mc.tool
+			call.tool = &oc.tool
 		}
-		return t.quietCall(r, &call, encodeErr)
+		return t.quietCall(r, call, encodeErr)
 	}
 	// The call runs on its own goroutine and may outlive the body.
 	call.Params = append(json.RawMessage(nil), msg.Params...)
-	return t.oneCallStream(r, &call, encodeErr)
+	return t.oneCallStream(r, call, encodeErr)
+}
+
+// ownedCall is a transport's own Call with room for what it read of the
+// params.
+type ownedCall struct {
+	Call
+	tool toolCallParams
 }
 
 // quietCall serves a call that cannot emit anything before its result
