@@ -209,7 +209,12 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 		case field == "":
 			return nil
 		case jsonrpc.KeyIs(key, field):
-			body, hasBody = jsonrpc.Unquote(val)
+			if isTool && tool.err == nil {
+				// tool.visit has just read this member as a string.
+				body, hasBody = tool.name, true
+			} else {
+				body, hasBody = jsonrpc.Unquote(val)
+			}
 			return nil
 		case jsonrpc.KeyIs(key, "arguments"):
 			args = val

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 	"strings"
 	"testing"
 )
@@ -81,6 +83,39 @@ func TestCheckModernReadsToolCall(t *testing.T) {
 		if !mc.hasTool || n1 != n2 || string(a1) != string(a2) || string(m1.Raw) != string(m2.Raw) ||
 			m1.ProgressToken != m2.ProgressToken || fmt.Sprint(e1) != fmt.Sprint(e2) {
 			t.Errorf("%s:\nparseToolCall %q %s %s %v\ncheckModern   %q %s %s %v", p, n1, a1, m1.Raw, e1, n2, a2, m2.Raw, e2)
+		}
+	}
+}
+
+// checkModern's Mcp-Name check sees the last name member, a string or
+// not, as before it took the name from tool.visit: no check when it is not
+// a string, a mismatch for a string after tool.visit stopped at an error.
+func TestCheckModernNameNotString(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	if err := AddTool(s, &Tool{Name: "echo"}, func(context.Context, *CallToolRequest, EchoIn) (*CallToolResult, error) {
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTransport(&Options{Handler: s})
+	for p, mismatch := range map[string]bool{
+		`{"name":5}`:                               false,
+		`{"name":"echo","name":5}`:                 false,
+		`{"name":"echo","arguments":5,"name":"x"}`: true,
+		`{"name":"x","name":"echo"}`:               false,
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},` + p[1:] + `}`
+		msg, derr := tr.engine.Decoder().Decode([]byte(body))
+		if derr != nil {
+			t.Fatal(p, derr)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		r.Header.Set("Mcp-Method", "tools/call")
+		r.Header.Set("Mcp-Name", "echo")
+		_, _, jerr := tr.checkModern(r, &msg)
+		if (jerr != nil) != mismatch || jerr != nil && jerr.Code != jsonrpc.HeaderMismatch {
+			t.Errorf("%s: %v", p, jerr)
 		}
 	}
 }
