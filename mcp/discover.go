@@ -67,7 +67,12 @@ func (e *Engine) identity() (info json.RawMessage, instructions string) {
 // methods (unless present), and serverInfo merged into _meta.
 func (e *Engine) envelope(method string, result []byte, resultType string) []byte {
 	info, _ := e.identity()
-	out := make([]byte, 0, len(result)+len(info)+96)
+	return e.appendEnvelope(make([]byte, 0, len(result)+len(info)+96), method, result, resultType)
+}
+
+// appendEnvelope is envelope appending to out.
+func (e *Engine) appendEnvelope(out []byte, method string, result []byte, resultType string) []byte {
+	info, _ := e.identity()
 	out = append(out, `{"resultType":`...)
 	out = jsonrpc.AppendString(out, resultType)
 	var meta []byte

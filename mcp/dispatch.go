@@ -182,6 +182,18 @@ type Call struct {
 	Identity string
 
 	mrtr *mrtrOutbound // 2026-07-28 input_required rounds of this call
+	// owned: the transport's own Call, which it gives to Dispatch once
+	// and writes the reply of with Engine.appendReply. Dispatch changes it
+	// in place instead of copying it, and leaves the 2026-07-28 envelope
+	// to appendReply, which writes it straight into the response instead
+	// of Dispatch copying the result into it first.
+	owned bool
+	// noInput: the transport saw that params have neither inputResponses
+	// nor requestState, so prepareModern need not look for them.
+	noInput bool
+	// tool: the tools/call params the transport already read (nil when
+	// it did not), so that callTool need not read them again.
+	tool *toolCallParams
 }
 
 // CallOf builds a Call from a decoded request or notification.
@@ -231,6 +243,12 @@ type Reply struct {
 	Effect Effect
 
 	resultType string // 2026-07-28: "" means complete
+	// envelope is the method of a 2026-07-28 result whose envelope is
+	// still to be added (Call.owned; Engine.appendReply adds it).
+	envelope string
+	// pooled is the pooled buffer that holds Result, for an owned call
+	// (appendReply puts it back once it has copied Result).
+	pooled *[]byte
 }
 
 // AppendTo appends the JSON-RPC response for this reply to dst (nothing for
@@ -301,8 +319,10 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 	}
 	modern := rev == Rev20260728
 	if modern && !isNotification {
-		c := *call
-		call = &c
+		if !call.owned {
+			c := *call
+			call = &c
+		}
 		if jerr := e.prepareModern(call); jerr != nil {
 			reply.Err = jerr
 			return reply
@@ -504,7 +524,15 @@ func (e *Engine) listTools(ctx context.Context, call *Call, rev Revision, state 
 }
 
 func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state any) Reply {
-	name, args, meta, perr := parseToolCall(call.Params)
+	var name string
+	var args json.RawMessage
+	var meta RequestMeta
+	var perr *jsonrpc.Error
+	if call.tool != nil {
+		name, args, meta, perr = call.tool.result()
+	} else {
+		name, args, meta, perr = parseToolCall(call.Params)
+	}
 	if perr != nil {
 		return Reply{State: state, Err: perr}
 	}
@@ -519,12 +547,25 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 	if err != nil && !isProtocolError(err) && !(rev == Rev20260728 && errors.Is(err, ErrClientCapability)) {
 		res, err = ToolError(err), nil
 	}
-	return e.result(ctx, call, st, err, func() ([]byte, error) {
+	var pooled *[]byte
+	r := e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
 			res = &CallToolResult{}
 		}
+		if call.owned {
+			// appendReply copies the result into the response and is
+			// the last to read it: encode into a pooled buffer.
+			pooled = jsonrpc.GetBuffer()
+			out, err := appendCallTool(*pooled, res)
+			*pooled = out
+			return out, err
+		}
 		return encodeCallTool(res)
 	})
+	if r.Result != nil {
+		r.pooled = pooled
+	}
+	return r
 }
 
 // isProtocolError reports whether a tools/call error must stay a JSON-RPC

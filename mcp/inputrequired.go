@@ -143,11 +143,19 @@ func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
 	if !mrtrMethods[call.Method] {
 		return nil
 	}
-	responses, state, hasState, perr := parseInputParams(call.Params)
-	if perr != nil {
-		return perr
+	var responses map[string]json.RawMessage
+	var state string
+	var hasState bool
+	if !call.noInput {
+		var perr *jsonrpc.Error
+		if responses, state, hasState, perr = parseInputParams(call.Params); perr != nil {
+			return perr
+		}
 	}
-	answers := map[string]json.RawMessage{}
+	var answers map[string]json.RawMessage // read only: nil when there are none
+	if hasState || len(responses) > 0 {
+		answers = make(map[string]json.RawMessage, len(responses))
+	}
 	if hasState {
 		prior, jerr := e.state.open(state, call)
 		if jerr != nil {
@@ -209,18 +217,47 @@ func (e *Engine) finishModern(call *Call, r *Reply) {
 		res, jerr := e.inputRequiredResult(call)
 		r.Err, r.Result = jerr, nil
 		if jerr == nil {
-			r.Result = e.envelope(call.Method, res, resultInputRequired)
+			r.Result, r.resultType = res, resultInputRequired
+			e.wrap(call, r)
 		}
 		return
 	}
 	if r.Err != nil || r.Result == nil {
 		return
 	}
-	rt := r.resultType
-	if rt == "" {
-		rt = resultComplete
+	if r.resultType == "" {
+		r.resultType = resultComplete
 	}
-	r.Result = e.envelope(call.Method, r.Result, rt)
+	e.wrap(call, r)
+}
+
+// wrap puts a 2026-07-28 result in its envelope, or, for a transport that
+// writes the response itself (Call.owned), leaves that to
+// appendReply, which writes it straight into the response.
+func (e *Engine) wrap(call *Call, r *Reply) {
+	if call.owned {
+		r.envelope = call.Method
+		return
+	}
+	r.Result = e.envelope(call.Method, r.Result, r.resultType)
+}
+
+// appendReply appends the JSON-RPC response of a reply from Dispatch to
+// dst: Reply.AppendTo, with the envelope an owned call left out.
+// It puts the reply's pooled result buffer back: r.Result is nil after.
+func (e *Engine) appendReply(dst []byte, id jsonrpc.ID, r *Reply) []byte {
+	if r.Err != nil || r.envelope == "" {
+		dst = r.AppendTo(dst, id)
+	} else {
+		dst = jsonrpc.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
+		dst = e.appendEnvelope(dst[:len(dst)-1], r.envelope, r.Result, r.resultType)
+		dst = append(dst, '}')
+	}
+	if r.pooled != nil {
+		jsonrpc.PutBuffer(r.pooled)
+		r.pooled, r.Result = nil, nil
+	}
+	return dst
 }
 
 // inputRequiredResult encodes {inputRequests, requestState}.

@@ -142,8 +142,13 @@ func isJSONContent(ct string) bool {
 
 // modernCall holds what the checks learnt about a modern request.
 type modernCall struct {
-	client   *ClientCapabilities
+	client   *ClientCapabilities // shared: read-only (see capsCache)
 	logLevel LogLevel
+	progress bool // _meta carries a progressToken
+	input    bool // params may carry inputResponses or requestState
+	// tool: a tools/call's params, read (hasTool); they alias the body.
+	tool    toolCallParams
+	hasTool bool
 }
 
 // modernMessage serves one decoded modern message. The body behind msg
@@ -172,23 +177,52 @@ func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) c
 		return refused
 	}
 	if msg.Method == "subscriptions/listen" {
-		return t.listen(r, msg, mc)
+		return t.listen(r, msg, &mc)
 	}
-	return t.modernCall(r, msg, mc)
+	return t.modernCall(r, msg, &mc)
 }
 
 // checkModern applies the header, _meta, revision and method checks.
-func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernCall, int, *jsonrpc.Error) {
+func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCall, int, *jsonrpc.Error) {
 	h := r.Header
 	hv, oneVersion := oneHeader(h, "Mcp-Protocol-Version")
 	hv = strings.Trim(hv, " \t")
 
-	// _meta: protocolVersion and clientCapabilities are required.
-	var version string
-	var caps, logLevel json.RawMessage
-	hasVersion := false
+	// One pass over params: _meta (protocolVersion and clientCapabilities
+	// are required; logLevel; progressToken), and for the methods Mcp-Name
+	// mirrors, that member and the arguments.
+	field := nameField(msg.Method)
+	var version, body string
+	var caps, logLevel, args json.RawMessage
+	// input: inputResponses or requestState are there (only seen for the
+	// methods with a name field, which are those that take them).
+	hasVersion, hasBody, progress, input := false, false, false, field == ""
+	// A tools/call's params as callTool reads them, in the same pass.
+	var tool toolCallParams
+	isTool := msg.Method == "tools/call"
 	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
-		if !jsonrpc.KeyIs(key, "_meta") {
+		if isTool && tool.err == nil {
+			tool.err = tool.visit(key, val)
+		}
+		switch {
+		case jsonrpc.KeyIs(key, "_meta"):
+		case field == "":
+			return nil
+		case jsonrpc.KeyIs(key, field):
+			if isTool && tool.err == nil {
+				// tool.visit has just read this member as a string.
+				body, hasBody = tool.name, true
+			} else {
+				body, hasBody = jsonrpc.Unquote(val)
+			}
+			return nil
+		case jsonrpc.KeyIs(key, "arguments"):
+			args = val
+			return nil
+		case jsonrpc.KeyIs(key, "inputResponses"), jsonrpc.KeyIs(key, "requestState"):
+			input = true
+			return nil
+		default:
 			return nil
 		}
 		if val[0] != '{' {
@@ -198,7 +232,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 		_ = jsonrpc.EachMember(val, func(k, v []byte) error {
 			switch {
 			case jsonrpc.KeyIs(k, metaProtocol):
-				s, ok := jsonrpc.Unquote(v)
+				s, ok := unquoteRevision(v)
 				if !ok {
 					merr = invalidParams(`_meta %q must be a string`, metaProtocol)
 					return errStop
@@ -208,102 +242,102 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (*modernC
 				caps = v
 			case jsonrpc.KeyIs(k, metaLogLevel):
 				logLevel = v
+			case jsonrpc.KeyIs(k, "progressToken"):
+				progress = true
 			}
 			return nil
 		})
 		return merr
 	})
 	if perr != nil {
-		return nil, http.StatusBadRequest, perr
+		return modernCall{}, http.StatusBadRequest, perr
 	}
 	if !hasVersion || caps == nil {
 		if rev, ok := ParseRevision(hv); oneVersion && (!ok || rev != Rev20260728) && !hasVersion {
-			return nil, http.StatusBadRequest, unsupportedVersion(hv)
+			return modernCall{}, http.StatusBadRequest, unsupportedVersion(hv)
 		}
 		field := metaProtocol
 		if hasVersion {
 			field = metaClientCaps
 		}
-		return nil, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.InvalidParams,
+		return modernCall{}, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.InvalidParams,
 			Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
 	}
 	if !oneVersion {
-		return nil, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
+		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
 	}
 	if hv != version {
-		return nil, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
+		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
 	}
 	if rev, ok := ParseRevision(version); !ok || rev != Rev20260728 {
-		return nil, http.StatusBadRequest, unsupportedVersion(version)
+		return modernCall{}, http.StatusBadRequest, unsupportedVersion(version)
 	}
 	if msg.Kind == jsonrpc.KindNotification {
-		return &modernCall{}, 0, nil
+		return modernCall{}, 0, nil
 	}
 
 	// Mcp-Method, then the method itself.
 	mv, ok := oneHeader(h, "Mcp-Method")
 	if !ok {
-		return nil, http.StatusBadRequest, headerMismatch("Mcp-Method is required, once")
+		return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Method is required, once")
 	}
 	if strings.Trim(mv, " \t") != msg.Method {
-		return nil, http.StatusBadRequest, headerMismatch("Mcp-Method %q does not match the method", mv)
+		return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Method %q does not match the method", mv)
 	}
 	info, known := t.engine.Method(msg.Method)
 	if !known || info.Notification || !info.In(Rev20260728) || !t.engine.offers(info.cap) {
-		return nil, http.StatusNotFound, methodNotFound(msg.Method)
+		return modernCall{}, http.StatusNotFound, methodNotFound(msg.Method)
 	}
 
 	// Mcp-Name and Mcp-Param-*.
-	if field := nameField(msg.Method); field != "" {
-		var body string
-		var args []byte
-		hasBody := false
-		_ = eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
-			switch {
-			case jsonrpc.KeyIs(key, field):
-				body, hasBody = jsonrpc.Unquote(val)
-			case jsonrpc.KeyIs(key, "arguments"):
-				args = val
-			}
-			return nil
-		})
+	if field != "" {
 		if hasBody {
 			nv, ok := oneHeader(h, "Mcp-Name")
 			if !ok {
-				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
+				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
 			}
 			v, valid := decodeHeaderValue(nv)
 			if !valid {
-				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
+				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
 			}
 			if v != body {
-				return nil, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
+				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
 			}
 			if msg.Method == "tools/call" && t.engine.params != nil {
 				if specs := t.engine.params.paramHeaders(body); len(specs) > 0 {
 					if jerr := checkParamHeaders(h, specs, args); jerr != nil {
-						return nil, http.StatusBadRequest, jerr
+						return modernCall{}, http.StatusBadRequest, jerr
 					}
 				}
 			}
 		}
 	}
 
-	mc := &modernCall{logLevel: logOff}
-	mc.client = &ClientCapabilities{}
-	if caps[0] != '{' || json.Unmarshal(caps, mc.client) != nil {
-		return nil, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
+	mc := modernCall{logLevel: logOff, progress: progress, input: input, tool: tool, hasTool: isTool}
+	if mc.client = t.clientCaps.get(caps); mc.client == nil {
+		return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
 	}
 	if logLevel != nil && !isNull(logLevel) {
 		s, _ := jsonrpc.Unquote(logLevel)
 		l, err := ParseLogLevel(s)
 		if err != nil {
-			return nil, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
+			return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
 		}
 		mc.logLevel = l
 	}
 	return mc, 0, nil
 }
+
+// unquoteRevision is jsonrpc.Unquote for _meta protocolVersion, without
+// allocating for the revision clients send.
+func unquoteRevision(v []byte) (string, bool) {
+	if len(v) == len(rev20260728Quoted) && string(v) == rev20260728Quoted {
+		return rev20260728Quoted[1 : len(rev20260728Quoted)-1], true
+	}
+	return jsonrpc.Unquote(v)
+}
+
+const rev20260728Quoted = `"2026-07-28"`
 
 // logOff is the log threshold of a 2026-07-28 request without _meta
 // logLevel: no log message passes it.
@@ -385,15 +419,19 @@ func (o *modernOutbound) finish(body []byte, status int) {
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
 func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
-	call := Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
-		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
+	// One allocation for the Call and what checkModern read of a
+	// tools/call's params.
+	oc := &ownedCall{Call: Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
+		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
+		owned: true, noInput: !mc.input}}
+	call := &oc.Call
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
 	encodeErr := func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
 		return appendModernError(nil, id, e), modernStatus(e)
 	}
-	if mc.logLevel == logOff && !wantsProgress(msg.Params) {
+	if mc.logLevel == logOff && !mc.progress {
 		// Nothing can stream: logs need _meta logLevel and progress a
 		// progressToken (server→client requests are input_required
 		// results). Answer on the connection's goroutine, the fast path;
@@ -402,12 +440,24 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 			// The body is reused once Handle returns, and a task keeps
 			// working in the background: it needs its own params.
 			call.Params = append(json.RawMessage(nil), msg.Params...)
+		} else if mc.hasTool {
+			// What checkModern read aliases the body, which stays valid
+			// until this synchronous call returns.
+			oc.tool = mc.tool
+			call.tool = &oc.tool
 		}
-		return t.quietCall(r, &call, encodeErr)
+		return t.quietCall(r, call, encodeErr)
 	}
 	// The call runs on its own goroutine and may outlive the body.
 	call.Params = append(json.RawMessage(nil), msg.Params...)
-	return t.oneCallStream(r, &call, encodeErr)
+	return t.oneCallStream(r, call, encodeErr)
+}
+
+// ownedCall is a transport's own Call with room for what it read of the
+// params.
+type ownedCall struct {
+	Call
+	tool toolCallParams
 }
 
 // quietCall serves a call that cannot emit anything before its result
@@ -428,7 +478,18 @@ func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(
 		body, status := encodeErr(call.ID, reply.Err)
 		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID))
+	return controller.BufferedType(http.StatusOK, contentJSON, t.appendReply(&reply, call.ID))
+}
+
+// appendReply encodes a successful reply into a new buffer sized for it
+// (and for the 2026-07-28 envelope when Dispatch left it out).
+func (t *transport) appendReply(reply *Reply, id jsonrpc.ID) []byte {
+	n := len(reply.Result) + 64
+	if reply.envelope != "" {
+		info, _ := t.engine.identity()
+		n += len(info) + 96
+	}
+	return t.engine.appendReply(make([]byte, 0, n), id, reply)
 }
 
 // oneCallStream runs call on its own goroutine with a back channel that
@@ -460,7 +521,7 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 			out.finish(encodeErr(call.ID, reply.Err))
 			return
 		}
-		out.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), call.ID), http.StatusOK)
+		out.finish(t.appendReply(&reply, call.ID), http.StatusOK)
 	}))
 	first, err := mb.Receive(r.Context())
 	if err != nil {

@@ -117,27 +117,48 @@ func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *js
 }
 
 func parseToolCall(params json.RawMessage) (name string, args json.RawMessage, meta RequestMeta, err *jsonrpc.Error) {
-	hasName := false
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
-		switch {
-		case jsonrpc.KeyIs(key, "name"):
-			var e *jsonrpc.Error
-			name, e = paramString(val, "name")
-			hasName = true
-			return e
-		case jsonrpc.KeyIs(key, "arguments"):
-			if isNull(val) {
-				return nil
-			}
-			args = val
-			return paramObject(val, "arguments")
+	var p toolCallParams
+	p.err = eachParam(params, p.visit)
+	return p.result()
+}
+
+// toolCallParams reads tools/call params member by member: parseToolCall,
+// or a transport's own pass over the params (Call.tool) that saves the
+// engine another one.
+type toolCallParams struct {
+	name    string
+	args    json.RawMessage
+	meta    RequestMeta
+	err     *jsonrpc.Error
+	hasName bool
+}
+
+// visit reads one member; after an error the caller stops.
+func (p *toolCallParams) visit(key, val []byte) *jsonrpc.Error {
+	switch {
+	case jsonrpc.KeyIs(key, "name"):
+		var e *jsonrpc.Error
+		p.name, e = paramString(val, "name")
+		p.hasName = true
+		return e
+	case jsonrpc.KeyIs(key, "arguments"):
+		if isNull(val) {
+			return nil
 		}
-		return metaParam(key, val, &meta)
-	})
-	if err == nil && !hasName {
+		p.args = val
+		return paramObject(val, "arguments")
+	}
+	return metaParam(key, val, &p.meta)
+}
+
+// result is what parseToolCall returns once every member is read or the
+// first error is in p.err.
+func (p *toolCallParams) result() (string, json.RawMessage, RequestMeta, *jsonrpc.Error) {
+	err := p.err
+	if err == nil && !p.hasName {
 		err = missing("name")
 	}
-	return
+	return p.name, p.args, p.meta, err
 }
 
 func parseURI(params json.RawMessage) (uri string, meta RequestMeta, err *jsonrpc.Error) {

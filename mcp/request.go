@@ -25,7 +25,9 @@ type Request struct {
 	// Revision is the revision the call is served under.
 	Revision Revision
 	// Client is what the client declared; nil when unknown (a stateless
-	// call without session).
+	// call without session). It is shared with other calls (of the same
+	// session, or of 2026-07-28 clients that declared the same object):
+	// read it, never modify it.
 	Client *ClientCapabilities
 	// Meta is the request's _meta.
 	Meta RequestMeta

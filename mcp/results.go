@@ -347,8 +347,12 @@ func encodeListPrompts(rev Revision, r *ListPromptsResult) ([]byte, error) {
 	})
 }
 
-func encodeCallTool(r *CallToolResult) ([]byte, error) {
-	return marshalWith(func(e *encoder) {
+func encodeCallTool(r *CallToolResult) ([]byte, error) { return appendCallTool(nil, r) }
+
+// appendCallTool is encodeCallTool appending to dst.
+func appendCallTool(dst []byte, r *CallToolResult) ([]byte, error) {
+	e := encoder{b: dst}
+	func(e *encoder) {
 		e.open()
 		e.key("content")
 		e.contents(r.Content)
@@ -364,7 +368,11 @@ func encodeCallTool(r *CallToolResult) ([]byte, error) {
 		}
 		e.meta(r.Meta)
 		e.close()
-	})
+	}(&e)
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.b, nil
 }
 
 func encodeReadResource(r *ReadResourceResult) ([]byte, error) {

@@ -36,6 +36,9 @@ type transport struct {
 	relay *http.Transport
 	// workers run the calls that get a goroutine of their own.
 	workers workerPool
+	// clientCaps keeps the decoded _meta clientCapabilities of 2026-07-28
+	// requests, which clients resend unchanged with every request.
+	clientCaps capsCache
 }
 
 // Controller returns the MCP endpoint as an http.Handler, ready to mount
@@ -274,7 +277,9 @@ func isLoopbackName(h string) bool {
 // accepts reports whether an Accept header admits JSON and event streams.
 func accepts(header []string) (json, stream bool) {
 	for _, h := range header {
-		for _, part := range strings.Split(h, ",") {
+		for more := true; more; {
+			var part string
+			part, h, more = strings.Cut(h, ",")
 			mt := strings.TrimSpace(part)
 			if i := strings.IndexByte(mt, ';'); i >= 0 {
 				mt = strings.TrimSpace(mt[:i])
