@@ -305,11 +305,51 @@ func TestClusterReplicaKilled(t *testing.T) {
 func TestClusterRedisRestart(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := ctxFor(t)
-	cc := connectCluster(t, c.url(), "r0")
-	cc.exercise(t, ctx, 0)
+	const sessions = 8
+	clients := make([]*clusterClient, sessions)
+	for i := range clients {
+		clients[i] = connectCluster(t, c.url(), fmt.Sprint("r", i))
+		clients[i].exercise(t, ctx, 0)
+	}
 
+	// The sessions keep calling while Redis goes away and comes back
+	// empty. A call that needs Redis meanwhile fails with a clear 503;
+	// none hangs, none is told its session is gone.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var calls, failed atomic.Int64
+	var mu sync.Mutex
+	var badErrs []string
+	for _, cc := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				_, err := cc.cs.CallTool(cctx, &gomcp.CallToolParams{Name: "test_simple_text"})
+				cancel()
+				calls.Add(1)
+				if err != nil {
+					failed.Add(1)
+					if !strings.Contains(err.Error(), "Service Unavailable") {
+						mu.Lock()
+						badErrs = append(badErrs, err.Error())
+						mu.Unlock()
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
 	c.redis.Stop()
-	// While Redis is down, what needs it fails fast and says why.
+
+	// A new session cannot start while Redis is down: fast, and says why.
 	hc := &http.Client{Timeout: 5 * time.Second}
 	start := time.Now()
 	req, _ := http.NewRequest(http.MethodPost, c.url(), strings.NewReader(
@@ -321,22 +361,32 @@ func TestClusterRedisRestart(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 	assert.Contains(t, string(body), "session store")
 	assert.Less(t, time.Since(start), 3*time.Second)
 
+	time.Sleep(time.Second)
 	c.redis.Restart()
-	// Without restarting the replicas, the old session goes on (each
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("calls during the outage and restart: %d, failed: %d", calls.Load(), failed.Load())
+	assert.Positive(t, failed.Load(), "no call needed Redis while it was down")
+	assert.Empty(t, badErrs, "errors other than 503")
+
+	// Without restarting the replicas, every session goes on (each
 	// replica recorded its sessions again) and new ones start.
-	require.Eventually(t, func() bool {
-		for range 3 {
-			if err := cc.cs.Ping(ctx, nil); err != nil {
-				t.Logf("ping: %v", err)
-				return false
+	for _, cc := range clients {
+		require.Eventually(t, func() bool {
+			for range 3 {
+				if err := cc.cs.Ping(ctx, nil); err != nil {
+					return false
+				}
 			}
-		}
-		return true
-	}, 15*time.Second, 200*time.Millisecond)
-	cc.exercise(t, ctx, 1)
-	fresh := connectCluster(t, c.url(), "r1")
+			return true
+		}, 15*time.Second, 100*time.Millisecond, cc.name)
+		cc.exercise(t, ctx, 1)
+	}
+	fresh := connectCluster(t, c.url(), "fresh")
 	fresh.exercise(t, ctx, 0)
 }
