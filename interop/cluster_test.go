@@ -182,6 +182,31 @@ func (cc *clusterClient) exercise(t *testing.T, ctx context.Context, round int) 
 
 func (cc *clusterClient) uri() string { return "test://cluster/" + cc.name }
 
+// keepCalling runs call for every client, over and over, each on its own
+// goroutine, until the returned stop is called; stop waits for them.
+func keepCalling(clients []*clusterClient, call func(*clusterClient)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, cc := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				call(cc)
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 func TestClusterHundredSessions(t *testing.T) {
 	c := startCluster(t, 3)
 	const sessions, workers = 100, 10
@@ -249,32 +274,18 @@ func TestClusterReplicaKilled(t *testing.T) {
 
 	// A replica dies while calls run: a call in flight on it may fail;
 	// every session then goes on.
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
 	var inflight, failed atomic.Int64
-	for _, cc := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				inflight.Add(1)
-				res, err := cc.cs.CallTool(ctx, &gomcp.CallToolParams{Name: "test_simple_text"})
-				if err != nil || res.IsError {
-					failed.Add(1)
-				}
-			}
-		}()
-	}
+	stop := keepCalling(clients, func(cc *clusterClient) {
+		inflight.Add(1)
+		res, err := cc.cs.CallTool(ctx, &gomcp.CallToolParams{Name: "test_simple_text"})
+		if err != nil || res.IsError {
+			failed.Add(1)
+		}
+	})
 	time.Sleep(300 * time.Millisecond)
 	c.kill(1)
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("calls around the kill: %d, failed: %d", inflight.Load(), failed.Load())
 	assert.Less(t, failed.Load(), int64(sessions), "only calls in flight on the dead replica may fail")
 
@@ -315,37 +326,24 @@ func TestClusterRedisRestart(t *testing.T) {
 	// The sessions keep calling while Redis goes away and comes back
 	// empty. A call that needs Redis meanwhile fails with a clear 503;
 	// none hangs, none is told its session is gone.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var calls, failed atomic.Int64
 	var mu sync.Mutex
 	var badErrs []string
-	for _, cc := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				_, err := cc.cs.CallTool(cctx, &gomcp.CallToolParams{Name: "test_simple_text"})
-				cancel()
-				calls.Add(1)
-				if err != nil {
-					failed.Add(1)
-					if !strings.Contains(err.Error(), "Service Unavailable") {
-						mu.Lock()
-						badErrs = append(badErrs, err.Error())
-						mu.Unlock()
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+	stop := keepCalling(clients, func(cc *clusterClient) {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := cc.cs.CallTool(cctx, &gomcp.CallToolParams{Name: "test_simple_text"})
+		cancel()
+		calls.Add(1)
+		if err != nil {
+			failed.Add(1)
+			if !strings.Contains(err.Error(), "Service Unavailable") {
+				mu.Lock()
+				badErrs = append(badErrs, err.Error())
+				mu.Unlock()
 			}
-		}()
-	}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	time.Sleep(200 * time.Millisecond)
 	c.redis.Stop()
 
@@ -368,8 +366,7 @@ func TestClusterRedisRestart(t *testing.T) {
 	time.Sleep(time.Second)
 	c.redis.Restart()
 	time.Sleep(2 * time.Second)
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("calls during the outage and restart: %d, failed: %d", calls.Load(), failed.Load())
 	assert.Positive(t, failed.Load(), "no call needed Redis while it was down")
 	assert.Empty(t, badErrs, "errors other than 503")
