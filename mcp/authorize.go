@@ -4,14 +4,14 @@ import (
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // callName returns the name a request is about: the tool of tools/call,
 // the prompt of prompts/get, the URI of resources/read, subscribe and
 // unsubscribe; "" otherwise. It scans the raw params without decoding
 // them.
-func callName(msg *jsonrpc.Message) string {
+func callName(msg *wire.Message) string {
 	member := ""
 	switch msg.Method {
 	case "tools/call", "prompts/get":
@@ -23,9 +23,9 @@ func callName(msg *jsonrpc.Message) string {
 	}
 	name := ""
 	if len(msg.Params) > 0 {
-		_ = jsonrpc.EachMember(msg.Params, func(k, v []byte) error {
-			if jsonrpc.KeyIs(k, member) {
-				name, _ = jsonrpc.Unquote(v)
+		_ = wire.EachMember(msg.Params, func(k, v []byte) error {
+			if wire.KeyIs(k, member) {
+				name, _ = wire.Unquote(v)
 			}
 			return nil
 		})
@@ -36,8 +36,8 @@ func callName(msg *jsonrpc.Message) string {
 // authorize asks Options.Authorize about a request (never a notification
 // or a response): nil lets it through, anything else is the refusal to
 // send instead of dispatching it.
-func (t *transport) authorize(r *http.Request, msg *jsonrpc.Message) controller.Reply {
-	if t.opts.Authorize == nil || msg.Kind != jsonrpc.KindRequest {
+func (t *transport) authorize(r *http.Request, msg *wire.Message) controller.Reply {
+	if t.opts.Authorize == nil || msg.Kind != wire.KindRequest {
 		return nil
 	}
 	if h := t.opts.Authorize(r, msg.Method, callName(msg)); h != nil {

@@ -9,7 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // The hot path of a stateless tools/call: decode, dispatch to a typed echo
@@ -30,16 +30,16 @@ func benchEngine(b *testing.B) *Engine {
 
 func serveEngine(e *Engine, ctx context.Context, body []byte, w io.Writer) {
 	m, derr := e.Decoder().Decode(body)
-	buf := jsonrpc.GetBuffer()
+	buf := wire.GetBuffer()
 	if derr != nil {
-		*buf = jsonrpc.AppendErrorResponse(*buf, m.ID, derr)
+		*buf = wire.AppendErrorResponse(*buf, m.ID, derr)
 	} else {
 		c := CallOf(&m, Rev20251125)
 		r := e.Dispatch(ctx, &c, nil)
 		*buf = r.AppendTo(*buf, m.ID)
 	}
 	_, _ = w.Write(*buf)
-	jsonrpc.PutBuffer(buf)
+	wire.PutBuffer(buf)
 }
 
 func BenchmarkStatelessToolsCall(b *testing.B) {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // CacheScope says who may reuse a cached 2026-07-28 result.
@@ -62,5 +62,5 @@ func (e *Engine) appendCacheHint(dst []byte, method string) []byte {
 	dst = append(dst, `"ttlMs":`...)
 	dst = strconv.AppendInt(dst, ms, 10)
 	dst = append(dst, `,"cacheScope":`...)
-	return jsonrpc.AppendString(dst, string(scope))
+	return wire.AppendString(dst, string(scope))
 }

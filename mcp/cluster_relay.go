@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // relayHeader marks a request one replica relays to the owner of its
@@ -30,7 +30,7 @@ const relayHeader = "Saguaro-Relay"
 // errMisdirected: the owner's address now belongs to another replica.
 var errMisdirected = errors.New("mcp: relay reached another replica")
 
-var errRelayFailed = jsonrpc.NewError(jsonrpc.InternalError, "Bad Gateway: the replica that runs this session did not answer")
+var errRelayFailed = wire.NewError(wire.InternalError, "Bad Gateway: the replica that runs this session did not answer")
 
 // newRelayTransport is the HTTP client side of relays: keep-alive
 // connections to the other replicas, no overall timeout (a relayed event
@@ -179,14 +179,14 @@ func ownerGone(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-func writeRelayError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+func writeRelayError(w http.ResponseWriter, status int, e *wire.Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", "1")
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, e))
+	_, _ = w.Write(wire.AppendErrorResponse(nil, wire.ID{}, e))
 }
 
 // taskReplica returns the replica that runs the task a 2026-07-28
@@ -195,9 +195,9 @@ func writeRelayError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 // them. For subscriptions/listen it is the replica of the first task
 // named; the stream then hears that replica's task notifications, and
 // every replica's list changes and resource updates, as any stream does.
-func (t *transport) taskReplica(r *http.Request, msg *jsonrpc.Message) string {
+func (t *transport) taskReplica(r *http.Request, msg *wire.Message) string {
 	c := t.opts.Cluster
-	if c == nil || t.engine.tasks == nil || msg.Kind != jsonrpc.KindRequest ||
+	if c == nil || t.engine.tasks == nil || msg.Kind != wire.KindRequest ||
 		r.Header.Get(relayHeader) != "" || r.Context().Value(relayDepthKey{}) != nil {
 		return ""
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -165,10 +165,10 @@ func (tab *sessionTable) unavailable(r *http.Request, err error) controller.Repl
 	h := jsonHeader()
 	h.Set("Retry-After", "1")
 	return controller.Buffered(http.StatusServiceUnavailable, h,
-		jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, errStoreUnavailable))
+		wire.AppendErrorResponse(nil, wire.ID{}, errStoreUnavailable))
 }
 
-var errSessionMoving = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: the session is moving between replicas; try again")
+var errSessionMoving = wire.NewError(wire.InternalError, "Service Unavailable: the session is moving between replicas; try again")
 
 // remote serves the lookup of a session this replica does not hold: 404
 // when the cluster does not know it either (or it is another identity's),
@@ -179,7 +179,7 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 	relayed := r.Header.Get(relayHeader)
 	if relayed != "" && relayed != self.ID {
 		// Sent to a replica that used to listen at this address.
-		return nil, errorReply(http.StatusMisdirectedRequest, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return nil, errorReply(http.StatusMisdirectedRequest, wire.NewError(wire.InvalidRequest,
 			"Misdirected Request: this replica is not "+relayed))
 	}
 	ctx, cancel := clusterContext(r.Context())
@@ -234,7 +234,7 @@ func moving() controller.Reply {
 	h := jsonHeader()
 	h.Set("Retry-After", "1")
 	return controller.Buffered(http.StatusServiceUnavailable, h,
-		jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, errSessionMoving))
+		wire.AppendErrorResponse(nil, wire.ID{}, errSessionMoving))
 }
 
 // adopt rebuilds a session this replica now owns from its record and its
@@ -440,7 +440,7 @@ func (tab *sessionTable) recordAll() {
 	}
 }
 
-var errCallLost = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the call was lost with the replica that ran it")
+var errCallLost = wire.NewError(wire.InternalError, "Internal error: the call was lost with the replica that ran it")
 
 // lostCall answers the resumption of a POST stream this replica does not
 // have, in a clustered session: the stream died with the replica that
@@ -461,11 +461,11 @@ func (tab *sessionTable) lostCall(lastEventID string) controller.Reply {
 	if err != nil || len(raw) == 0 || len(raw) > 256 {
 		return nil
 	}
-	var id jsonrpc.ID
+	var id wire.ID
 	if err := json.Unmarshal(raw, &id); err != nil || id.IsZero() {
 		return nil
 	}
-	ev := sse.Event{Data: jsonrpc.AppendErrorResponse(nil, id, errCallLost)}
+	ev := sse.Event{Data: wire.AppendErrorResponse(nil, id, errCallLost)}
 	body, _ := ev.AppendTo(nil)
 	h := http.Header{}
 	sse.Headers(h)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 func TestContentEncoding(t *testing.T) {
@@ -42,7 +42,7 @@ func TestContentEncoding(t *testing.T) {
 			t.Errorf("round trip: %s", again)
 		}
 	}
-	if _, err := json.Marshal(Text("bad \xff")); !errors.Is(err, jsonrpc.ErrInvalidUTF8) {
+	if _, err := json.Marshal(Text("bad \xff")); !errors.Is(err, wire.ErrInvalidUTF8) {
 		t.Errorf("invalid UTF-8 text: %v", err)
 	}
 	for _, bad := range []string{`{"type":"tool_use"}`, `{"type":"text"}`, `{"type":"resource"}`, `[]`} {

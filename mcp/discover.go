@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // The 2026-07-28 result envelope: every result carries resultType and the
@@ -57,7 +57,7 @@ func (e *Engine) identity() (info json.RawMessage, instructions string) {
 			impl = res.ServerInfo
 			e.instructions = res.Instructions
 		}
-		e.serverInfo, _ = jsonrpc.Marshal(&impl)
+		e.serverInfo, _ = wire.Marshal(&impl)
 	})
 	return e.serverInfo, e.instructions
 }
@@ -74,19 +74,19 @@ func (e *Engine) envelope(method string, result []byte, resultType string) []byt
 func (e *Engine) appendEnvelope(out []byte, method string, result []byte, resultType string) []byte {
 	info, _ := e.identity()
 	out = append(out, `{"resultType":`...)
-	out = jsonrpc.AppendString(out, resultType)
+	out = wire.AppendString(out, resultType)
 	var meta []byte
 	hasTTL := false
-	_ = jsonrpc.EachMember(result, func(k, v []byte) error {
+	_ = wire.EachMember(result, func(k, v []byte) error {
 		switch {
-		case jsonrpc.KeyIs(k, "resultType"):
+		case wire.KeyIs(k, "resultType"):
 			return nil
-		case jsonrpc.KeyIs(k, "_meta"):
+		case wire.KeyIs(k, "_meta"):
 			if len(v) > 0 && v[0] == '{' {
 				meta = v
 			}
 			return nil
-		case jsonrpc.KeyIs(k, "ttlMs"), jsonrpc.KeyIs(k, "cacheScope"):
+		case wire.KeyIs(k, "ttlMs"), wire.KeyIs(k, "cacheScope"):
 			hasTTL = true
 		}
 		out = append(out, ',')
@@ -102,8 +102,8 @@ func (e *Engine) appendEnvelope(out []byte, method string, result []byte, result
 	out = append(out, `,"_meta":{"`+metaServerInfo+`":`...)
 	out = append(out, info...)
 	if meta != nil {
-		_ = jsonrpc.EachMember(meta, func(k, v []byte) error {
-			if jsonrpc.KeyIs(k, metaServerInfo) {
+		_ = wire.EachMember(meta, func(k, v []byte) error {
+			if wire.KeyIs(k, metaServerInfo) {
 				return nil
 			}
 			out = append(out, ',')

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // EngineOptions configures an Engine. A nil *EngineOptions means defaults.
@@ -72,7 +72,7 @@ type Engine struct {
 
 	log     *slog.Logger
 	methods map[string]*MethodInfo
-	decoder *jsonrpc.Decoder
+	decoder *wire.Decoder
 
 	// 2026-07-28
 	infoOnce     sync.Once
@@ -126,13 +126,13 @@ func NewEngine(h Handler, opts *EngineOptions) *Engine {
 		e.methods[m.Name] = m
 		names = append(names, m.Name)
 	}
-	e.decoder = jsonrpc.NewDecoder(names...)
+	e.decoder = wire.NewDecoder(names...)
 	return e
 }
 
 // Decoder returns a JSON-RPC decoder that interns this table's method
 // names; transports should decode with it.
-func (e *Engine) Decoder() *jsonrpc.Decoder { return e.decoder }
+func (e *Engine) Decoder() *wire.Decoder { return e.decoder }
 
 // Method returns the table entry for a method name.
 func (e *Engine) Method(name string) (*MethodInfo, bool) {
@@ -165,7 +165,7 @@ type Call struct {
 	// a notification. Params may alias the body, which must stay intact
 	// until Dispatch returns.
 	Method string
-	ID     jsonrpc.ID
+	ID     wire.ID
 	Params json.RawMessage
 	// Revision is the session's negotiated revision, or the transport's
 	// reading of MCP-Protocol-Version; zero means 2025-03-26. Ignored by
@@ -197,7 +197,7 @@ type Call struct {
 }
 
 // CallOf builds a Call from a decoded request or notification.
-func CallOf(m *jsonrpc.Message, rev Revision) Call {
+func CallOf(m *wire.Message, rev Revision) Call {
 	return Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev}
 }
 
@@ -225,7 +225,7 @@ type Effect struct {
 	ClientInfo *Implementation
 	LogLevel   LogLevel
 	URI        string
-	RequestID  jsonrpc.ID
+	RequestID  wire.ID
 	Reason     string
 }
 
@@ -238,7 +238,7 @@ type Effect struct {
 // modify it.
 type Reply struct {
 	Result json.RawMessage
-	Err    *jsonrpc.Error
+	Err    *wire.Error
 	State  any
 	Effect Effect
 
@@ -253,31 +253,31 @@ type Reply struct {
 
 // AppendTo appends the JSON-RPC response for this reply to dst (nothing for
 // a notification's reply).
-func (r *Reply) AppendTo(dst []byte, id jsonrpc.ID) []byte {
+func (r *Reply) AppendTo(dst []byte, id wire.ID) []byte {
 	switch {
 	case r.Err != nil:
-		return jsonrpc.AppendErrorResponse(dst, id, r.Err)
+		return wire.AppendErrorResponse(dst, id, r.Err)
 	case r.Result != nil:
-		return jsonrpc.AppendResponse(dst, id, r.Result)
+		return wire.AppendResponse(dst, id, r.Result)
 	}
 	return dst
 }
 
 var (
 	resultEmpty   = json.RawMessage(`{}`)
-	errInternal   = jsonrpc.NewError(jsonrpc.InternalError, "Internal error")
-	errCancelled  = jsonrpc.NewError(jsonrpc.InternalError, "Request cancelled")
-	errTimeout    = jsonrpc.NewError(jsonrpc.InternalError, "Request timed out")
-	errUnencoded  = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the result could not be encoded")
-	errNotStarted = jsonrpc.NewError(jsonrpc.UnsupportedProtocolVersion, "Unsupported protocol version")
+	errInternal   = wire.NewError(wire.InternalError, "Internal error")
+	errCancelled  = wire.NewError(wire.InternalError, "Request cancelled")
+	errTimeout    = wire.NewError(wire.InternalError, "Request timed out")
+	errUnencoded  = wire.NewError(wire.InternalError, "Internal error: the result could not be encoded")
+	errNotStarted = wire.NewError(wire.UnsupportedProtocolVersion, "Unsupported protocol version")
 	// errInputRequired marks (by identity) a handler that asked the
 	// client for input in a 2026-07-28 call; finishModern turns it into
 	// an input_required result.
-	errInputRequired = jsonrpc.NewError(jsonrpc.InternalError, "input required")
+	errInputRequired = wire.NewError(wire.InternalError, "input required")
 )
 
-func methodNotFound(method string) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.MethodNotFound, "Method not found: "+method)
+func methodNotFound(method string) *wire.Error {
+	return wire.NewError(wire.MethodNotFound, "Method not found: "+method)
 }
 
 type methodFunc func(e *Engine, ctx context.Context, call *Call, rev Revision, state any) Reply
@@ -421,15 +421,15 @@ func (e *Engine) fill(r *Request, call *Call, rev Revision, meta RequestMeta) {
 }
 
 // handlerError maps a callback's error to the wire (see handler.go).
-func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *jsonrpc.Error {
-	var je *jsonrpc.Error
+func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *wire.Error {
+	var je *wire.Error
 	var ir *InputRequiredError
 	var ce *capabilityError
 	switch {
 	case errors.As(err, &je):
 		return je
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownPrompt), errors.Is(err, ErrInvalidParams):
-		return jsonrpc.NewError(jsonrpc.InvalidParams, "Invalid params: "+strings.TrimPrefix(err.Error(), "mcp: "))
+		return wire.NewError(wire.InvalidParams, "Invalid params: "+strings.TrimPrefix(err.Error(), "mcp: "))
 	case errors.As(err, &ir):
 		if call.mrtr != nil {
 			return errInputRequired
@@ -484,7 +484,7 @@ func (e *Engine) initialize(ctx context.Context, call *Call, _ Revision, state a
 		}
 		out.ProtocolVersion = rev.String()
 		out.Capabilities = e.Capabilities(rev)
-		return jsonrpc.Marshal(&out)
+		return wire.Marshal(&out)
 	})
 	if r.Err == nil {
 		r.Effect = Effect{Kind: EffectInitialize, Revision: rev, Client: &req.Params.Capabilities, ClientInfo: &req.Params.ClientInfo}
@@ -499,7 +499,7 @@ func (e *Engine) ping(_ context.Context, call *Call, _ Revision, state any) Repl
 	return Reply{State: state, Result: resultEmpty}
 }
 
-func (e *Engine) listRequest(call *Call, rev Revision) (*ListRequest, *jsonrpc.Error) {
+func (e *Engine) listRequest(call *Call, rev Revision) (*ListRequest, *wire.Error) {
 	cursor, meta, perr := parseList(call.Params)
 	if perr != nil {
 		return nil, perr
@@ -527,7 +527,7 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 	var name string
 	var args json.RawMessage
 	var meta RequestMeta
-	var perr *jsonrpc.Error
+	var perr *wire.Error
 	if call.tool != nil {
 		name, args, meta, perr = call.tool.result()
 	} else {
@@ -555,7 +555,7 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 		if call.owned {
 			// appendReply copies the result into the response and is
 			// the last to read it: encode into a pooled buffer.
-			pooled = jsonrpc.GetBuffer()
+			pooled = wire.GetBuffer()
 			out, err := appendCallTool(*pooled, res)
 			*pooled = out
 			return out, err
@@ -571,7 +571,7 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 // isProtocolError reports whether a tools/call error must stay a JSON-RPC
 // error rather than become an isError result.
 func isProtocolError(err error) bool {
-	var je *jsonrpc.Error
+	var je *wire.Error
 	var ir *InputRequiredError
 	return errors.As(err, &je) || errors.As(err, &ir) ||
 		errors.Is(err, ErrUnknownTool) || errors.Is(err, ErrInvalidParams) ||
@@ -638,12 +638,12 @@ func (e *Engine) readResource(ctx context.Context, call *Call, rev Revision, sta
 
 // resourceNotFound is -32002 with data {uri} in legacy revisions, -32602
 // in 2026-07-28.
-func resourceNotFound(rev Revision, uri string) *jsonrpc.Error {
-	code := jsonrpc.ResourceNotFound
+func resourceNotFound(rev Revision, uri string) *wire.Error {
+	code := wire.ResourceNotFound
 	if !rev.Legacy() {
-		code = jsonrpc.InvalidParams
+		code = wire.InvalidParams
 	}
-	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+	return &wire.Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 }
 
 func (e *Engine) subscription(ctx context.Context, call *Call, rev Revision, state any, kind EffectKind) Reply {

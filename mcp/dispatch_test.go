@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // fullHandler implements every optional part; its state counts callbacks.
@@ -40,7 +40,7 @@ func (fullHandler) CallTool(ctx context.Context, req *CallToolRequest, state any
 	case "badutf8":
 		return &CallToolResult{Content: []Content{Text("bad \xff")}}, next(state), nil
 	case "rpcerr":
-		return nil, next(state), jsonrpc.NewError(-1, "custom")
+		return nil, next(state), wire.NewError(-1, "custom")
 	}
 	return nil, state, fmt.Errorf("%w: %s", ErrUnknownTool, req.Name)
 }
@@ -114,12 +114,12 @@ func roundTrip(t *testing.T, e *Engine, rev Revision, body string, state any) (s
 	t.Helper()
 	m, derr := e.Decoder().Decode([]byte(body))
 	if derr != nil {
-		return string(jsonrpc.AppendErrorResponse(nil, m.ID, derr)), Reply{State: state}
+		return string(wire.AppendErrorResponse(nil, m.ID, derr)), Reply{State: state}
 	}
 	call := CallOf(&m, rev)
 	r := e.Dispatch(context.Background(), &call, state)
 	out := r.AppendTo(nil, m.ID)
-	if m.Kind == jsonrpc.KindRequest {
+	if m.Kind == wire.KindRequest {
 		if len(out) == 0 {
 			t.Fatalf("request %s got no response", body)
 		}
@@ -153,7 +153,7 @@ func resultOf(id, result string) string {
 func errorOf(t *testing.T, out string) int {
 	t.Helper()
 	var v struct {
-		Error *jsonrpc.Error `json:"error"`
+		Error *wire.Error `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Error == nil {
 		return 0
@@ -196,42 +196,42 @@ func TestDispatchEveryMethodEveryRevision(t *testing.T) {
 				want: resultOf("1", `{"protocolVersion":"`+rev.String()+`","capabilities":{"tools":{},"resources":{"subscribe":true},"prompts":{},"logging":{},"completions":{}},"serverInfo":{"name":"full","version":"1.0"},"instructions":"be nice"}`), state: 0},
 			{name: "ping", body: req(`"p"`, "ping", ""), want: resultOf(`"p"`, `{}`)},
 			{name: "ping with meta", body: req("2", "ping", `{"_meta":{"progressToken":1}}`), want: resultOf("2", `{}`)},
-			{name: "tools/list", body: req("3", "tools/list", ""), want: resultOf("3", `{"tools":[`+toolJSON+`]}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call", body: req("4", "tools/call", `{"name":"echo","arguments":{"a":1}}`), want: resultOf("4", `{"content":[{"type":"text","text":"{\"a\":1}"}]}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call tool error", body: req("4", "tools/call", `{"name":"fail"}`), want: resultOf("4", `{"content":[{"type":"text","text":"disk full"}],"isError":true}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call unknown", body: req("4", "tools/call", `{"name":"nope"}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call rpc error", body: req("4", "tools/call", `{"name":"rpcerr"}`), want: `{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"custom"}}`, state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call missing name", body: req("4", "tools/call", `{}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call name not string", body: req("4", "tools/call", `{"name":5}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call NAME case", body: req("4", "tools/call", `{"NAME":"echo"}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call args not object", body: req("4", "tools/call", `{"name":"echo","arguments":[1]}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call params array", body: req("4", "tools/call", `["echo"]`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call bad progress token", body: req("4", "tools/call", `{"name":"echo","_meta":{"progressToken":true}}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call panic", body: req("4", "tools/call", `{"name":"panic"}`), want: `{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error"}}`, bareErr: jsonrpc.MethodNotFound},
-			{name: "tools/call invalid utf8", body: req("4", "tools/call", `{"name":"badutf8"}`), code: jsonrpc.InternalError, state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/list", body: req("5", "resources/list", `{"cursor":"x"}`), want: resultOf("5", `{"resources":[{"uri":"test://a","name":"a"`+titled(`,"title":"A"`, "")+`}],"nextCursor":"c2"}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/list cursor not string", body: req("5", "resources/list", `{"cursor":1}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/templates/list", body: req("6", "resources/templates/list", ""), want: resultOf("6", `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/read", body: req("7", "resources/read", `{"uri":"test://a"}`), want: resultOf("7", `{"contents":[{"uri":"test://a","mimeType":"text/plain","text":"hi"}]}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/read not found", body: req("7", "resources/read", `{"uri":"test://zz"}`), want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"test://zz"}}}`, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/read missing uri", body: req("7", "resources/read", `{}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/subscribe", body: req("8", "resources/subscribe", `{"uri":"test://a"}`), want: resultOf("8", `{}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/unsubscribe", body: req("8", "resources/unsubscribe", `{"uri":"test://a"}`), want: resultOf("8", `{}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "resources/subscribe uri number", body: req("8", "resources/subscribe", `{"uri":1}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "prompts/list", body: req("9", "prompts/list", ""), want: resultOf("9", `{"prompts":[{"name":"p","description":"d","arguments":[{"name":"a"`+titled(`,"title":"A"`, "")+`,"required":true}]}]}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "prompts/get", body: req("10", "prompts/get", `{"name":"p","arguments":{"a":"x"}}`), want: resultOf("10", `{"messages":[{"role":"user","content":{"type":"text","text":"a=x"}}]}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "prompts/get unknown", body: req("10", "prompts/get", `{"name":"q"}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "prompts/get args not strings", body: req("10", "prompts/get", `{"name":"p","arguments":{"a":1}}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "completion/complete", body: req("11", "completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}`), code: 0, state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "completion/complete bad ref", body: req("11", "completion/complete", `{"ref":{"type":"ref/x"},"argument":{"name":"a","value":"v"}}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "completion/complete missing argument", body: req("11", "completion/complete", `{"ref":{"type":"ref/resource","uri":"u"}}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "logging/setLevel", body: req("12", "logging/setLevel", `{"level":"debug"}`), want: resultOf("12", `{}`), state: 8, bareErr: jsonrpc.MethodNotFound},
-			{name: "logging/setLevel bad", body: req("12", "logging/setLevel", `{"level":"loud"}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "logging/setLevel missing", body: req("12", "logging/setLevel", `{}`), code: jsonrpc.InvalidParams, bareErr: jsonrpc.MethodNotFound},
-			{name: "unknown method", body: req("13", "tools/destroy", ""), code: jsonrpc.MethodNotFound},
-			{name: "notification method as request", body: req("13", "notifications/initialized", ""), code: jsonrpc.MethodNotFound},
-			{name: "26-only method", body: req("13", "server/discover", ""), code: jsonrpc.MethodNotFound},
-			{name: "tasks/get", body: req("13", "tasks/get", `{"taskId":"t"}`), code: jsonrpc.MethodNotFound},
+			{name: "tools/list", body: req("3", "tools/list", ""), want: resultOf("3", `{"tools":[`+toolJSON+`]}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "tools/call", body: req("4", "tools/call", `{"name":"echo","arguments":{"a":1}}`), want: resultOf("4", `{"content":[{"type":"text","text":"{\"a\":1}"}]}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "tools/call tool error", body: req("4", "tools/call", `{"name":"fail"}`), want: resultOf("4", `{"content":[{"type":"text","text":"disk full"}],"isError":true}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "tools/call unknown", body: req("4", "tools/call", `{"name":"nope"}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call rpc error", body: req("4", "tools/call", `{"name":"rpcerr"}`), want: `{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"custom"}}`, state: 8, bareErr: wire.MethodNotFound},
+			{name: "tools/call missing name", body: req("4", "tools/call", `{}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call name not string", body: req("4", "tools/call", `{"name":5}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call NAME case", body: req("4", "tools/call", `{"NAME":"echo"}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call args not object", body: req("4", "tools/call", `{"name":"echo","arguments":[1]}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call params array", body: req("4", "tools/call", `["echo"]`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call bad progress token", body: req("4", "tools/call", `{"name":"echo","_meta":{"progressToken":true}}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "tools/call panic", body: req("4", "tools/call", `{"name":"panic"}`), want: `{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error"}}`, bareErr: wire.MethodNotFound},
+			{name: "tools/call invalid utf8", body: req("4", "tools/call", `{"name":"badutf8"}`), code: wire.InternalError, state: 8, bareErr: wire.MethodNotFound},
+			{name: "resources/list", body: req("5", "resources/list", `{"cursor":"x"}`), want: resultOf("5", `{"resources":[{"uri":"test://a","name":"a"`+titled(`,"title":"A"`, "")+`}],"nextCursor":"c2"}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "resources/list cursor not string", body: req("5", "resources/list", `{"cursor":1}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "resources/templates/list", body: req("6", "resources/templates/list", ""), want: resultOf("6", `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "resources/read", body: req("7", "resources/read", `{"uri":"test://a"}`), want: resultOf("7", `{"contents":[{"uri":"test://a","mimeType":"text/plain","text":"hi"}]}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "resources/read not found", body: req("7", "resources/read", `{"uri":"test://zz"}`), want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"test://zz"}}}`, bareErr: wire.MethodNotFound},
+			{name: "resources/read missing uri", body: req("7", "resources/read", `{}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "resources/subscribe", body: req("8", "resources/subscribe", `{"uri":"test://a"}`), want: resultOf("8", `{}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "resources/unsubscribe", body: req("8", "resources/unsubscribe", `{"uri":"test://a"}`), want: resultOf("8", `{}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "resources/subscribe uri number", body: req("8", "resources/subscribe", `{"uri":1}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "prompts/list", body: req("9", "prompts/list", ""), want: resultOf("9", `{"prompts":[{"name":"p","description":"d","arguments":[{"name":"a"`+titled(`,"title":"A"`, "")+`,"required":true}]}]}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "prompts/get", body: req("10", "prompts/get", `{"name":"p","arguments":{"a":"x"}}`), want: resultOf("10", `{"messages":[{"role":"user","content":{"type":"text","text":"a=x"}}]}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "prompts/get unknown", body: req("10", "prompts/get", `{"name":"q"}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "prompts/get args not strings", body: req("10", "prompts/get", `{"name":"p","arguments":{"a":1}}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "completion/complete", body: req("11", "completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}`), code: 0, state: 8, bareErr: wire.MethodNotFound},
+			{name: "completion/complete bad ref", body: req("11", "completion/complete", `{"ref":{"type":"ref/x"},"argument":{"name":"a","value":"v"}}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "completion/complete missing argument", body: req("11", "completion/complete", `{"ref":{"type":"ref/resource","uri":"u"}}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "logging/setLevel", body: req("12", "logging/setLevel", `{"level":"debug"}`), want: resultOf("12", `{}`), state: 8, bareErr: wire.MethodNotFound},
+			{name: "logging/setLevel bad", body: req("12", "logging/setLevel", `{"level":"loud"}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "logging/setLevel missing", body: req("12", "logging/setLevel", `{}`), code: wire.InvalidParams, bareErr: wire.MethodNotFound},
+			{name: "unknown method", body: req("13", "tools/destroy", ""), code: wire.MethodNotFound},
+			{name: "notification method as request", body: req("13", "notifications/initialized", ""), code: wire.MethodNotFound},
+			{name: "26-only method", body: req("13", "server/discover", ""), code: wire.MethodNotFound},
+			{name: "tasks/get", body: req("13", "tasks/get", `{"taskId":"t"}`), code: wire.MethodNotFound},
 			{name: "notifications/initialized", body: note("notifications/initialized", "")},
 			{name: "notifications/cancelled", body: note("notifications/cancelled", `{"requestId":"r1","reason":"x"}`)},
 			{name: "notifications/cancelled bad", body: note("notifications/cancelled", `{"requestId":1.5}`)},
@@ -316,10 +316,10 @@ func TestDispatchEffects(t *testing.T) {
 	if r := run(req("1", "resources/unsubscribe", `{"uri":"u"}`)); r.Effect.Kind != EffectUnsubscribe || r.Effect.URI != "u" {
 		t.Errorf("unsubscribe effect %+v", r.Effect)
 	}
-	if r := run(note("notifications/cancelled", `{"requestId":"r1","reason":"bored"}`)); r.Effect.Kind != EffectCancel || r.Effect.RequestID != jsonrpc.StringID("r1") || r.Effect.Reason != "bored" {
+	if r := run(note("notifications/cancelled", `{"requestId":"r1","reason":"bored"}`)); r.Effect.Kind != EffectCancel || r.Effect.RequestID != wire.StringID("r1") || r.Effect.Reason != "bored" {
 		t.Errorf("cancel effect %+v", r.Effect)
 	}
-	if r := run(note("notifications/cancelled", `{"requestId":7}`)); r.Effect.RequestID != jsonrpc.Int(7) {
+	if r := run(note("notifications/cancelled", `{"requestId":7}`)); r.Effect.RequestID != wire.Int(7) {
 		t.Errorf("cancel effect %+v", r.Effect)
 	}
 	if r := run(note("notifications/initialized", "")); r.Effect.Kind != EffectInitialized {
@@ -348,7 +348,7 @@ func TestInitializeNegotiation(t *testing.T) {
 		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"version":"1"}}`,
 	} {
 		out, _ := roundTrip(t, e, 0, req("1", "initialize", params), nil)
-		if errorOf(t, out) != jsonrpc.InvalidParams {
+		if errorOf(t, out) != wire.InvalidParams {
 			t.Errorf("%s: %s", params, out)
 		}
 	}
@@ -402,7 +402,7 @@ func TestDispatch2026Envelope(t *testing.T) {
 		}
 	}
 	out, _ = roundTrip(t, e, Rev20260728, req("2", "ping", ""), nil)
-	if errorOf(t, out) != jsonrpc.MethodNotFound {
+	if errorOf(t, out) != wire.MethodNotFound {
 		t.Errorf("ping in 2026-07-28: %s", out)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // encoder appends JSON for the engine's own result types without
@@ -40,9 +40,9 @@ func (e *encoder) key(k string) {
 
 func (e *encoder) str(s string) {
 	if !utf8.ValidString(s) && e.err == nil {
-		e.err = jsonrpc.ErrInvalidUTF8
+		e.err = wire.ErrInvalidUTF8
 	}
-	e.b = jsonrpc.AppendString(e.b, s)
+	e.b = wire.AppendString(e.b, s)
 }
 
 func (e *encoder) strField(k, v string) {
@@ -91,14 +91,14 @@ func (e *encoder) value(v any) {
 func marshalChecked(v any) ([]byte, error) {
 	if r, ok := v.(json.RawMessage); ok {
 		if !utf8.Valid(r) {
-			return nil, jsonrpc.ErrInvalidUTF8
+			return nil, wire.ErrInvalidUTF8
 		}
 		if !json.Valid(r) {
 			return nil, errInvalidJSON
 		}
 		return r, nil
 	}
-	return jsonrpc.Marshal(v)
+	return wire.Marshal(v)
 }
 
 // appendFloat formats like encoding/json: plain notation for ordinary

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/saguaro-go/saguaro/mcp"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 type GreetIn struct {
@@ -22,7 +22,7 @@ type GreetOut struct {
 func serve(e *mcp.Engine, body string) {
 	m, err := e.Decoder().Decode([]byte(body))
 	if err != nil {
-		fmt.Println(string(jsonrpc.AppendErrorResponse(nil, m.ID, err)))
+		fmt.Println(string(wire.AppendErrorResponse(nil, m.ID, err)))
 		return
 	}
 	call := mcp.CallOf(&m, mcp.Rev20251125)

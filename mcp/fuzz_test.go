@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // FuzzDispatch drives decoder and Dispatch together against a Server with
@@ -38,7 +38,7 @@ func FuzzDispatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, rev uint8) {
 		m, derr := e.Decoder().Decode(body)
 		if derr != nil {
-			out := jsonrpc.AppendErrorResponse(nil, m.ID, derr)
+			out := wire.AppendErrorResponse(nil, m.ID, derr)
 			if !json.Valid(out) {
 				t.Fatalf("invalid error response %q", out)
 			}
@@ -51,7 +51,7 @@ func FuzzDispatch(f *testing.F) {
 		c.Outbound = &recorder{}
 		r := e.Dispatch(context.Background(), &c, nil)
 		out := r.AppendTo(nil, m.ID)
-		if m.Kind == jsonrpc.KindNotification {
+		if m.Kind == wire.KindNotification {
 			if len(out) != 0 {
 				t.Fatalf("notification answered: %s", out)
 			}

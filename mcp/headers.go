@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // 2026-07-28 request headers mirror the body for intermediaries:
@@ -51,8 +51,8 @@ func oneHeader(h http.Header, name string) (string, bool) {
 	return v[0], true
 }
 
-func headerMismatch(format string, args ...any) *jsonrpc.Error {
-	return jsonrpc.Errorf(jsonrpc.HeaderMismatch, "Header mismatch: "+format, args...)
+func headerMismatch(format string, args ...any) *wire.Error {
+	return wire.Errorf(wire.HeaderMismatch, "Header mismatch: "+format, args...)
 }
 
 // paramHeader is one x-mcp-header annotation of a tool's input schema.
@@ -152,8 +152,8 @@ func argumentAt(args []byte, path []string) []byte {
 			return nil
 		}
 		var next []byte
-		_ = jsonrpc.EachMember(cur, func(k, v []byte) error {
-			if jsonrpc.KeyIs(k, p) {
+		_ = wire.EachMember(cur, func(k, v []byte) error {
+			if wire.KeyIs(k, p) {
 				next = v
 				return errStop
 			}
@@ -169,7 +169,7 @@ func argumentAt(args []byte, path []string) []byte {
 
 // checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
 // its arguments.
-func checkParamHeaders(h http.Header, specs []paramHeader, args []byte) *jsonrpc.Error {
+func checkParamHeaders(h http.Header, specs []paramHeader, args []byte) *wire.Error {
 	for _, ph := range specs {
 		hname := "Mcp-Param-" + ph.name
 		vals := h.Values(hname)
@@ -201,7 +201,7 @@ func checkParamHeaders(h http.Header, specs []paramHeader, args []byte) *jsonrpc
 func sameValue(header string, body []byte, typ string) bool {
 	switch {
 	case body[0] == '"':
-		s, ok := jsonrpc.Unquote(body)
+		s, ok := wire.Unquote(body)
 		return ok && s == header
 	case typ == "integer" || body[0] == '-' || body[0] >= '0' && body[0] <= '9':
 		if !isDecimal(header) {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // Input-required results (2026-07-28 multi round-trip requests).
@@ -126,20 +126,20 @@ func (e *capabilityError) Unwrap() error { return ErrClientCapability }
 
 // rpcError is -32021 with data.requiredCapabilities, a ClientCapabilities
 // object: ["sampling","tools"] is {"sampling":{"tools":{}}}.
-func (e *capabilityError) rpcError() *jsonrpc.Error {
+func (e *capabilityError) rpcError() *wire.Error {
 	var caps any = map[string]any{}
 	for i := len(e.path) - 1; i >= 0; i-- {
 		caps = map[string]any{e.path[i]: caps}
 	}
 	name := e.Error()
-	return &jsonrpc.Error{Code: jsonrpc.MissingClientCapability,
+	return &wire.Error{Code: wire.MissingClientCapability,
 		Message: "Missing required client capability: " + name[:len(name)-len(ErrClientCapability.Error())-2],
 		Data:    map[string]any{"requiredCapabilities": caps}}
 }
 
 // prepareModern readies a 2026-07-28 call: for the methods that may
 // answer input_required, it opens requestState and gathers the answers.
-func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
+func (e *Engine) prepareModern(call *Call) *wire.Error {
 	if !mrtrMethods[call.Method] {
 		return nil
 	}
@@ -147,7 +147,7 @@ func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
 	var state string
 	var hasState bool
 	if !call.noInput {
-		var perr *jsonrpc.Error
+		var perr *wire.Error
 		if responses, state, hasState, perr = parseInputParams(call.Params); perr != nil {
 			return perr
 		}
@@ -175,20 +175,20 @@ func (e *Engine) prepareModern(call *Call) *jsonrpc.Error {
 
 // parseInputParams reads inputResponses (an object of objects) and
 // requestState (a string; present even when empty) from a call's params.
-func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, string, bool, *jsonrpc.Error) {
+func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, string, bool, *wire.Error) {
 	var responses map[string]json.RawMessage
 	var state string
 	hasState := false
-	err := eachParam(params, func(key, val []byte) *jsonrpc.Error {
+	err := eachParam(params, func(key, val []byte) *wire.Error {
 		switch {
-		case jsonrpc.KeyIs(key, "inputResponses"):
+		case wire.KeyIs(key, "inputResponses"):
 			if val[0] != '{' {
 				return invalidParams(`"inputResponses" must be an object`)
 			}
 			responses = map[string]json.RawMessage{}
-			var perr *jsonrpc.Error
-			_ = jsonrpc.EachMember(val, func(k, v []byte) error {
-				name, ok := jsonrpc.Unquote(k)
+			var perr *wire.Error
+			_ = wire.EachMember(val, func(k, v []byte) error {
+				name, ok := wire.Unquote(k)
 				if !ok || v[0] != '{' {
 					perr = invalidParams(`"inputResponses" values must be result objects`)
 					return errStop
@@ -197,8 +197,8 @@ func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, strin
 				return nil
 			})
 			return perr
-		case jsonrpc.KeyIs(key, "requestState"):
-			s, ok := jsonrpc.Unquote(val)
+		case wire.KeyIs(key, "requestState"):
+			s, ok := wire.Unquote(val)
 			if !ok {
 				return invalidParams(`"requestState" must be a string`)
 			}
@@ -245,23 +245,23 @@ func (e *Engine) wrap(call *Call, r *Reply) {
 // appendReply appends the JSON-RPC response of a reply from Dispatch to
 // dst: Reply.AppendTo, with the envelope an owned call left out.
 // It puts the reply's pooled result buffer back: r.Result is nil after.
-func (e *Engine) appendReply(dst []byte, id jsonrpc.ID, r *Reply) []byte {
+func (e *Engine) appendReply(dst []byte, id wire.ID, r *Reply) []byte {
 	if r.Err != nil || r.envelope == "" {
 		dst = r.AppendTo(dst, id)
 	} else {
-		dst = jsonrpc.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
+		dst = wire.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
 		dst = e.appendEnvelope(dst[:len(dst)-1], r.envelope, r.Result, r.resultType)
 		dst = append(dst, '}')
 	}
 	if r.pooled != nil {
-		jsonrpc.PutBuffer(r.pooled)
+		wire.PutBuffer(r.pooled)
 		r.pooled, r.Result = nil, nil
 	}
 	return dst
 }
 
 // inputRequiredResult encodes {inputRequests, requestState}.
-func (e *Engine) inputRequiredResult(call *Call) ([]byte, *jsonrpc.Error) {
+func (e *Engine) inputRequiredResult(call *Call) ([]byte, *wire.Error) {
 	o := call.mrtr
 	o.mu.Lock()
 	pending := append([]pendingInput(nil), o.pending...)
@@ -277,9 +277,9 @@ func (e *Engine) inputRequiredResult(call *Call) ([]byte, *jsonrpc.Error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(jsonrpc.AppendString(nil, p.key))
+		b.Write(wire.AppendString(nil, p.key))
 		b.WriteString(`:{"method":`)
-		b.Write(jsonrpc.AppendString(nil, p.method))
+		b.Write(wire.AppendString(nil, p.method))
 		b.WriteString(`,"params":`)
 		if len(p.params) == 0 {
 			b.WriteString("{}")
@@ -289,7 +289,7 @@ func (e *Engine) inputRequiredResult(call *Call) ([]byte, *jsonrpc.Error) {
 		b.WriteByte('}')
 	}
 	b.WriteString(`},"requestState":`)
-	b.Write(jsonrpc.AppendString(nil, state))
+	b.Write(wire.AppendString(nil, state))
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 func modAccept(fields map[string]any) map[string]any {
@@ -112,7 +112,7 @@ func TestInputRequiredRoundTrips(t *testing.T) {
 		t.Helper()
 		r := m.do(q)
 		require.NotNil(t, r.err, "%v", r.result)
-		assert.Equal(t, jsonrpc.InvalidParams, r.err.Code)
+		assert.Equal(t, wire.InvalidParams, r.err.Code)
 		if reason != "" {
 			assert.JSONEq(t, `{"reason":"`+reason+`"}`, string(r.err.Data))
 		}
@@ -230,7 +230,7 @@ func TestSameHandlerBothEras(t *testing.T) {
 	e := NewEngine(s, nil)
 	out := &answeringOutbound{}
 	caps := &ClientCapabilities{Elicitation: &ElicitationCapability{}}
-	legacy := Call{Method: "tools/call", ID: jsonrpc.Int(1), Params: json.RawMessage(`{"name":"ask"}`),
+	legacy := Call{Method: "tools/call", ID: wire.Int(1), Params: json.RawMessage(`{"name":"ask"}`),
 		Revision: Rev20251125, Client: caps, Outbound: out}
 	r := e.Dispatch(context.Background(), &legacy, nil)
 	require.Nil(t, r.Err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -57,10 +57,10 @@ func modernHeader(r *http.Request) bool {
 // the mark of a 2026-07-28 request.
 func hasModernMeta(params json.RawMessage) bool {
 	found := false
-	_ = eachParam(params, func(key, val []byte) *jsonrpc.Error {
-		if jsonrpc.KeyIs(key, "_meta") && len(val) > 0 && val[0] == '{' {
-			_ = jsonrpc.EachMember(val, func(k, _ []byte) error {
-				if jsonrpc.KeyIs(k, metaProtocol) {
+	_ = eachParam(params, func(key, val []byte) *wire.Error {
+		if wire.KeyIs(key, "_meta") && len(val) > 0 && val[0] == '{' {
+			_ = wire.EachMember(val, func(k, _ []byte) error {
+				if wire.KeyIs(k, metaProtocol) {
 					found = true
 				}
 				return nil
@@ -74,13 +74,13 @@ func hasModernMeta(params json.RawMessage) bool {
 // modernErrorReply answers with an HTTP status and a JSON-RPC error that
 // carries the request's id (no id member when it is not known: the
 // 2026-07-28 schema has no null id).
-func modernErrorReply(status int, id jsonrpc.ID, e *jsonrpc.Error) controller.Reply {
+func modernErrorReply(status int, id wire.ID, e *wire.Error) controller.Reply {
 	return controller.BufferedType(status, contentJSON, appendModernError(nil, id, e))
 }
 
-func appendModernError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) []byte {
+func appendModernError(dst []byte, id wire.ID, e *wire.Error) []byte {
 	if !id.IsZero() {
-		return jsonrpc.AppendErrorResponse(dst, id, e)
+		return wire.AppendErrorResponse(dst, id, e)
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -92,11 +92,11 @@ func appendModernError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) []byte {
 }
 
 // modernStatus is the HTTP status of a modern error response.
-func modernStatus(e *jsonrpc.Error) int {
+func modernStatus(e *wire.Error) int {
 	switch e.Code {
-	case jsonrpc.MethodNotFound:
+	case wire.MethodNotFound:
 		return http.StatusNotFound
-	case jsonrpc.HeaderMismatch, jsonrpc.MissingClientCapability, jsonrpc.UnsupportedProtocolVersion:
+	case wire.HeaderMismatch, wire.MissingClientCapability, wire.UnsupportedProtocolVersion:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
@@ -106,21 +106,21 @@ func modernStatus(e *jsonrpc.Error) int {
 func (t *transport) modernPost(r *controller.Request) controller.Reply {
 	json, stream := accepts(r.Header.Values("Accept"))
 	if !json || !stream {
-		return modernErrorReply(http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return modernErrorReply(http.StatusNotAcceptable, wire.ID{}, wire.NewError(wire.InvalidRequest,
 			"Not Acceptable: Accept must list application/json and text/event-stream"))
 	}
 	if !isJSONContent(r.Header.Get("Content-Type")) {
-		return modernErrorReply(http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return modernErrorReply(http.StatusUnsupportedMediaType, wire.ID{}, wire.NewError(wire.InvalidRequest,
 			"Unsupported Media Type: Content-Type must be application/json"))
 	}
 	buf, bad := t.readBody(r.Request)
 	if bad != nil {
 		return bad
 	}
-	defer jsonrpc.PutBuffer(buf)
+	defer wire.PutBuffer(buf)
 	body := *buf
-	if jsonrpc.IsBatch(body) {
-		return modernErrorReply(http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.InvalidRequest,
+	if wire.IsBatch(body) {
+		return modernErrorReply(http.StatusBadRequest, wire.ID{}, wire.NewError(wire.InvalidRequest,
 			"Invalid Request: batches are not part of protocol revision 2026-07-28"))
 	}
 	msg, derr := t.engine.Decoder().Decode(body)
@@ -153,22 +153,22 @@ type modernCall struct {
 
 // modernMessage serves one decoded modern message. The body behind msg
 // is valid only until it returns.
-func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
+func (t *transport) modernMessage(r *controller.Request, msg *wire.Message) controller.Reply {
 	switch msg.Kind {
-	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
-		return modernErrorReply(http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.InvalidRequest,
+	case wire.KindResponse, wire.KindErrorResponse:
+		return modernErrorReply(http.StatusBadRequest, msg.ID, wire.NewError(wire.InvalidRequest,
 			"Invalid Request: 2026-07-28 clients do not send responses"))
 	}
 	t.callAttrs(r.Request, msg, Rev20260728)
 	mc, status, jerr := t.checkModern(r.Request, msg)
 	if jerr != nil {
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, jerr.Code))
-		if msg.Kind == jsonrpc.KindNotification {
-			return controller.BufferedType(status, contentJSON, appendModernError(nil, jsonrpc.ID{}, jerr))
+		if msg.Kind == wire.KindNotification {
+			return controller.BufferedType(status, contentJSON, appendModernError(nil, wire.ID{}, jerr))
 		}
 		return modernErrorReply(status, msg.ID, jerr)
 	}
-	if msg.Kind == jsonrpc.KindNotification {
+	if msg.Kind == wire.KindNotification {
 		// 2026-07-28 defines no client notification over HTTP (closing
 		// a stream is the cancellation).
 		return controller.Status(http.StatusAccepted)
@@ -183,7 +183,7 @@ func (t *transport) modernMessage(r *controller.Request, msg *jsonrpc.Message) c
 }
 
 // checkModern applies the header, _meta, revision and method checks.
-func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCall, int, *jsonrpc.Error) {
+func (t *transport) checkModern(r *http.Request, msg *wire.Message) (modernCall, int, *wire.Error) {
 	h := r.Header
 	hv, oneVersion := oneHeader(h, "Mcp-Protocol-Version")
 	hv = strings.Trim(hv, " \t")
@@ -200,26 +200,26 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 	// A tools/call's params as callTool reads them, in the same pass.
 	var tool toolCallParams
 	isTool := msg.Method == "tools/call"
-	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
+	perr := eachParam(msg.Params, func(key, val []byte) *wire.Error {
 		if isTool && tool.err == nil {
 			tool.err = tool.visit(key, val)
 		}
 		switch {
-		case jsonrpc.KeyIs(key, "_meta"):
+		case wire.KeyIs(key, "_meta"):
 		case field == "":
 			return nil
-		case jsonrpc.KeyIs(key, field):
+		case wire.KeyIs(key, field):
 			if isTool && tool.err == nil {
 				// tool.visit has just read this member as a string.
 				body, hasBody = tool.name, true
 			} else {
-				body, hasBody = jsonrpc.Unquote(val)
+				body, hasBody = wire.Unquote(val)
 			}
 			return nil
-		case jsonrpc.KeyIs(key, "arguments"):
+		case wire.KeyIs(key, "arguments"):
 			args = val
 			return nil
-		case jsonrpc.KeyIs(key, "inputResponses"), jsonrpc.KeyIs(key, "requestState"):
+		case wire.KeyIs(key, "inputResponses"), wire.KeyIs(key, "requestState"):
 			input = true
 			return nil
 		default:
@@ -228,21 +228,21 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 		if val[0] != '{' {
 			return invalidParams(`"_meta" must be an object`)
 		}
-		var merr *jsonrpc.Error
-		_ = jsonrpc.EachMember(val, func(k, v []byte) error {
+		var merr *wire.Error
+		_ = wire.EachMember(val, func(k, v []byte) error {
 			switch {
-			case jsonrpc.KeyIs(k, metaProtocol):
+			case wire.KeyIs(k, metaProtocol):
 				s, ok := unquoteRevision(v)
 				if !ok {
 					merr = invalidParams(`_meta %q must be a string`, metaProtocol)
 					return errStop
 				}
 				version, hasVersion = s, true
-			case jsonrpc.KeyIs(k, metaClientCaps):
+			case wire.KeyIs(k, metaClientCaps):
 				caps = v
-			case jsonrpc.KeyIs(k, metaLogLevel):
+			case wire.KeyIs(k, metaLogLevel):
 				logLevel = v
-			case jsonrpc.KeyIs(k, "progressToken"):
+			case wire.KeyIs(k, "progressToken"):
 				progress = true
 			}
 			return nil
@@ -260,7 +260,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 		if hasVersion {
 			field = metaClientCaps
 		}
-		return modernCall{}, http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.InvalidParams,
+		return modernCall{}, http.StatusBadRequest, &wire.Error{Code: wire.InvalidParams,
 			Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
 	}
 	if !oneVersion {
@@ -272,7 +272,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 	if rev, ok := ParseRevision(version); !ok || rev != Rev20260728 {
 		return modernCall{}, http.StatusBadRequest, unsupportedVersion(version)
 	}
-	if msg.Kind == jsonrpc.KindNotification {
+	if msg.Kind == wire.KindNotification {
 		return modernCall{}, 0, nil
 	}
 
@@ -318,7 +318,7 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 		return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
 	}
 	if logLevel != nil && !isNull(logLevel) {
-		s, _ := jsonrpc.Unquote(logLevel)
+		s, _ := wire.Unquote(logLevel)
 		l, err := ParseLogLevel(s)
 		if err != nil {
 			return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
@@ -328,13 +328,13 @@ func (t *transport) checkModern(r *http.Request, msg *jsonrpc.Message) (modernCa
 	return mc, 0, nil
 }
 
-// unquoteRevision is jsonrpc.Unquote for _meta protocolVersion, without
+// unquoteRevision is wire.Unquote for _meta protocolVersion, without
 // allocating for the revision clients send.
 func unquoteRevision(v []byte) (string, bool) {
 	if len(v) == len(rev20260728Quoted) && string(v) == rev20260728Quoted {
 		return rev20260728Quoted[1 : len(rev20260728Quoted)-1], true
 	}
-	return jsonrpc.Unquote(v)
+	return wire.Unquote(v)
 }
 
 const rev20260728Quoted = `"2026-07-28"`
@@ -356,8 +356,8 @@ func nameField(method string) string {
 	return ""
 }
 
-func unsupportedVersion(requested string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion,
+func unsupportedVersion(requested string) *wire.Error {
+	return &wire.Error{Code: wire.UnsupportedProtocolVersion,
 		Message: "Unsupported protocol version: " + strconv.Quote(requested),
 		Data:    map[string]any{"supported": modernRevisions(), "requested": requested}}
 }
@@ -384,7 +384,7 @@ type modernOutbound struct {
 }
 
 func (o *modernOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
-	frame := jsonrpc.AppendNotification(nil, method, params)
+	frame := wire.AppendNotification(nil, method, params)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.done {
@@ -418,7 +418,7 @@ func (o *modernOutbound) finish(body []byte, status int) {
 
 // modernCall runs a checked modern request on its own goroutine; the
 // connection waits for its first output.
-func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
+func (t *transport) modernCall(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
 	// One allocation for the Call and what checkModern read of a
 	// tools/call's params.
 	oc := &ownedCall{Call: Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
@@ -428,7 +428,7 @@ func (t *transport) modernCall(r *controller.Request, msg *jsonrpc.Message, mc *
 	if t.opts.Identity != nil {
 		call.Identity = t.opts.Identity(r.Request)
 	}
-	encodeErr := func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
+	encodeErr := func(id wire.ID, e *wire.Error) ([]byte, int) {
 		return appendModernError(nil, id, e), modernStatus(e)
 	}
 	if mc.logLevel == logOff && !mc.progress {
@@ -462,7 +462,7 @@ type ownedCall struct {
 
 // quietCall serves a call that cannot emit anything before its result
 // synchronously, as JSON.
-func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(jsonrpc.ID, *jsonrpc.Error) ([]byte, int)) controller.Reply {
+func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
 	ctx := r.Context()
 	call.Outbound = DiscardOutbound{}
 	var reply Reply
@@ -483,7 +483,7 @@ func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(
 
 // appendReply encodes a successful reply into a new buffer sized for it
 // (and for the 2026-07-28 envelope when Dispatch left it out).
-func (t *transport) appendReply(reply *Reply, id jsonrpc.ID) []byte {
+func (t *transport) appendReply(reply *Reply, id wire.ID) []byte {
 	n := len(reply.Result) + 64
 	if reply.envelope != "" {
 		info, _ := t.engine.identity()
@@ -500,7 +500,7 @@ func (t *transport) appendReply(reply *Reply, id jsonrpc.ID) []byte {
 // session to resume it in). encodeErr writes an error answer and its HTTP
 // status (the eras differ there). It serves the 2026-07-28 era and the
 // stateless legacy calls that ask for progress.
-func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr func(jsonrpc.ID, *jsonrpc.Error) ([]byte, int)) controller.Reply {
+func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
 	ctx, cancel := context.WithCancel(r.Context())
 	mb := r.Mailbox()
 	out := &modernOutbound{mb: mb}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"strings"
 	"testing"
 )
@@ -114,7 +114,7 @@ func TestCheckModernNameNotString(t *testing.T) {
 		r.Header.Set("Mcp-Method", "tools/call")
 		r.Header.Set("Mcp-Name", "echo")
 		_, _, jerr := tr.checkModern(r, &msg)
-		if (jerr != nil) != mismatch || jerr != nil && jerr.Code != jsonrpc.HeaderMismatch {
+		if (jerr != nil) != mismatch || jerr != nil && jerr.Code != wire.HeaderMismatch {
 			t.Errorf("%s: %v", p, jerr)
 		}
 	}

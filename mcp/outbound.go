@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // Outbound is the back channel a transport supplies for one call: the way
@@ -18,7 +18,7 @@ import (
 // Params arrive encoded and UTF-8-checked; the transport adds the
 // envelope. Request blocks until the client answers or ctx ends and
 // returns the raw result; a client error answer is returned as a
-// *jsonrpc.Error.
+// *wire.Error.
 //
 // In the 2026-07-28 era (issue 5) the transport's Outbound answers a
 // request it has no response for with an *InputRequiredError; the handler
@@ -130,16 +130,16 @@ func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data a
 
 // roundTrip encodes params, sends the request and decodes the result.
 func (r *Request) roundTrip(ctx context.Context, method string, params, result any) error {
-	raw, err := jsonrpc.Marshal(params)
+	raw, err := wire.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("mcp: %s: %w", method, err)
 	}
 	out, err := r.outbound().Request(ctx, method, raw)
-	var je *jsonrpc.Error
+	var je *wire.Error
 	if errors.As(err, &je) {
 		// The client refused: that is the handler's trouble to report
 		// (a tool error the model sees), never this call's own protocol
-		// error, so it must not stay a *jsonrpc.Error.
+		// error, so it must not stay a *wire.Error.
 		return &ClientError{Method: method, Code: je.Code, Message: je.Message}
 	}
 	if err != nil {

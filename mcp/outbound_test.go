@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // recorder is an Outbound that records notifications and answers requests
@@ -34,7 +34,7 @@ func (r *recorder) Request(ctx context.Context, method string, params json.RawMe
 	r.reqs = append(r.reqs, method+" "+string(params))
 	a, ok := r.answers[method]
 	if !ok {
-		return nil, jsonrpc.NewError(jsonrpc.MethodNotFound, "no")
+		return nil, wire.NewError(wire.MethodNotFound, "no")
 	}
 	return json.RawMessage(a), nil
 }
@@ -116,7 +116,7 @@ func TestLogFiltering(t *testing.T) {
 	if err := r.Log(ctx, LogLevel(42), "", "x"); !errors.Is(err, ErrLogLevel) {
 		t.Errorf("bad level: %v", err)
 	}
-	if err := r.Log(ctx, LogError, "", "bad \xff"); !errors.Is(err, jsonrpc.ErrInvalidUTF8) {
+	if err := r.Log(ctx, LogError, "", "bad \xff"); !errors.Is(err, wire.ErrInvalidUTF8) {
 		t.Errorf("invalid UTF-8 log: %v", err)
 	}
 	want := []string{
@@ -237,7 +237,7 @@ func TestInputRequiredIsInternalInLegacy(t *testing.T) {
 	})
 	lg, _ := testLogger()
 	e := NewEngine(s, &EngineOptions{Logger: lg})
-	if out := call(t, e, Rev20251125, "ask", `{}`); errorOf(t, out) != jsonrpc.InternalError {
+	if out := call(t, e, Rev20251125, "ask", `{}`); errorOf(t, out) != wire.InternalError {
 		t.Errorf("got %s", out)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"encoding/base64"
 	"sort"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // Lists are paged by key (tool name, resource URI, template, prompt name)
@@ -63,7 +63,7 @@ func (c cursorSealer) open(kind byte, cursor string) (string, bool) {
 	return last, true
 }
 
-var errBadCursor = jsonrpc.NewError(jsonrpc.InvalidParams, "Invalid params: invalid cursor")
+var errBadCursor = wire.NewError(wire.InvalidParams, "Invalid params: invalid cursor")
 
 // nRevs is the number of encodings kept per item: 03, 06, 11 (and later).
 const nRevs = 3
@@ -125,7 +125,7 @@ func (p *pageSet) assemble(r, start int, sealer cursorSealer) []byte {
 }
 
 // page returns the encoded page after cursor for revision rev.
-func (p *pageSet) page(rev Revision, cursor string, sealer cursorSealer) ([]byte, *jsonrpc.Error) {
+func (p *pageSet) page(rev Revision, cursor string, sealer cursorSealer) ([]byte, *wire.Error) {
 	r := revIndex(rev)
 	if cursor == "" {
 		return p.first[r], nil

@@ -5,16 +5,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// Params are read member by member with jsonrpc.EachMember: names match
+// Params are read member by member with wire.EachMember: names match
 // case-sensitively (encoding/json would accept "NAME" for "name"), types
 // are checked before any handler runs, and the hot methods decode without
 // reflection. Unknown members are ignored, as MCP allows extensions.
 
-func invalidParams(format string, args ...any) *jsonrpc.Error {
-	return jsonrpc.Errorf(jsonrpc.InvalidParams, "Invalid params: "+format, args...)
+func invalidParams(format string, args ...any) *wire.Error {
+	return wire.Errorf(wire.InvalidParams, "Invalid params: "+format, args...)
 }
 
 var (
@@ -23,15 +23,15 @@ var (
 )
 
 // eachParam walks a params object; nil params are an empty object.
-func eachParam(params json.RawMessage, fn func(key, val []byte) *jsonrpc.Error) *jsonrpc.Error {
+func eachParam(params json.RawMessage, fn func(key, val []byte) *wire.Error) *wire.Error {
 	if params == nil {
 		return nil
 	}
 	if params[0] != '{' {
 		return errParamsNotObject
 	}
-	var perr *jsonrpc.Error
-	_ = jsonrpc.EachMember(params, func(key, val []byte) error {
+	var perr *wire.Error
+	_ = wire.EachMember(params, func(key, val []byte) error {
 		if perr = fn(key, val); perr != nil {
 			return errStop
 		}
@@ -42,26 +42,26 @@ func eachParam(params json.RawMessage, fn func(key, val []byte) *jsonrpc.Error) 
 
 func isNull(val []byte) bool { return len(val) == 4 && string(val) == "null" }
 
-func paramString(val []byte, field string) (string, *jsonrpc.Error) {
-	s, ok := jsonrpc.Unquote(val)
+func paramString(val []byte, field string) (string, *wire.Error) {
+	s, ok := wire.Unquote(val)
 	if !ok {
 		return "", invalidParams("%q must be a string", field)
 	}
 	return s, nil
 }
 
-func paramObject(val []byte, field string) *jsonrpc.Error {
+func paramObject(val []byte, field string) *wire.Error {
 	if val[0] != '{' {
 		return invalidParams("%q must be an object", field)
 	}
 	return nil
 }
 
-func missing(field string) *jsonrpc.Error { return invalidParams("missing %q", field) }
+func missing(field string) *wire.Error { return invalidParams("missing %q", field) }
 
 // parseMeta reads _meta: an object whose progressToken, when present, is a
 // string or a number.
-func parseMeta(val []byte) (RequestMeta, *jsonrpc.Error) {
+func parseMeta(val []byte) (RequestMeta, *wire.Error) {
 	if isNull(val) {
 		return RequestMeta{}, nil
 	}
@@ -69,9 +69,9 @@ func parseMeta(val []byte) (RequestMeta, *jsonrpc.Error) {
 		return RequestMeta{}, invalidParams(`"_meta" must be an object`)
 	}
 	m := RequestMeta{Raw: val}
-	var perr *jsonrpc.Error
-	_ = jsonrpc.EachMember(val, func(key, v []byte) error {
-		if jsonrpc.KeyIs(key, "progressToken") {
+	var perr *wire.Error
+	_ = wire.EachMember(val, func(key, v []byte) error {
+		if wire.KeyIs(key, "progressToken") {
 			switch c := v[0]; {
 			case c == '"' || c == '-' || (c >= '0' && c <= '9'):
 				m.ProgressToken = ProgressToken{raw: string(v)}
@@ -86,8 +86,8 @@ func parseMeta(val []byte) (RequestMeta, *jsonrpc.Error) {
 }
 
 // commonParams collects _meta; methods call it for keys they do not know.
-func metaParam(key, val []byte, meta *RequestMeta) *jsonrpc.Error {
-	if jsonrpc.KeyIs(key, "_meta") {
+func metaParam(key, val []byte, meta *RequestMeta) *wire.Error {
+	if wire.KeyIs(key, "_meta") {
 		m, err := parseMeta(val)
 		*meta = m
 		return err
@@ -95,19 +95,19 @@ func metaParam(key, val []byte, meta *RequestMeta) *jsonrpc.Error {
 	return nil
 }
 
-func parsePlain(params json.RawMessage) (RequestMeta, *jsonrpc.Error) {
+func parsePlain(params json.RawMessage) (RequestMeta, *wire.Error) {
 	var meta RequestMeta
-	err := eachParam(params, func(key, val []byte) *jsonrpc.Error { return metaParam(key, val, &meta) })
+	err := eachParam(params, func(key, val []byte) *wire.Error { return metaParam(key, val, &meta) })
 	return meta, err
 }
 
-func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *jsonrpc.Error) {
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
-		if jsonrpc.KeyIs(key, "cursor") {
+func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *wire.Error) {
+	err = eachParam(params, func(key, val []byte) *wire.Error {
+		if wire.KeyIs(key, "cursor") {
 			if isNull(val) {
 				return nil
 			}
-			var e *jsonrpc.Error
+			var e *wire.Error
 			cursor, e = paramString(val, "cursor")
 			return e
 		}
@@ -116,7 +116,7 @@ func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *js
 	return
 }
 
-func parseToolCall(params json.RawMessage) (name string, args json.RawMessage, meta RequestMeta, err *jsonrpc.Error) {
+func parseToolCall(params json.RawMessage) (name string, args json.RawMessage, meta RequestMeta, err *wire.Error) {
 	var p toolCallParams
 	p.err = eachParam(params, p.visit)
 	return p.result()
@@ -129,19 +129,19 @@ type toolCallParams struct {
 	name    string
 	args    json.RawMessage
 	meta    RequestMeta
-	err     *jsonrpc.Error
+	err     *wire.Error
 	hasName bool
 }
 
 // visit reads one member; after an error the caller stops.
-func (p *toolCallParams) visit(key, val []byte) *jsonrpc.Error {
+func (p *toolCallParams) visit(key, val []byte) *wire.Error {
 	switch {
-	case jsonrpc.KeyIs(key, "name"):
-		var e *jsonrpc.Error
+	case wire.KeyIs(key, "name"):
+		var e *wire.Error
 		p.name, e = paramString(val, "name")
 		p.hasName = true
 		return e
-	case jsonrpc.KeyIs(key, "arguments"):
+	case wire.KeyIs(key, "arguments"):
 		if isNull(val) {
 			return nil
 		}
@@ -153,7 +153,7 @@ func (p *toolCallParams) visit(key, val []byte) *jsonrpc.Error {
 
 // result is what parseToolCall returns once every member is read or the
 // first error is in p.err.
-func (p *toolCallParams) result() (string, json.RawMessage, RequestMeta, *jsonrpc.Error) {
+func (p *toolCallParams) result() (string, json.RawMessage, RequestMeta, *wire.Error) {
 	err := p.err
 	if err == nil && !p.hasName {
 		err = missing("name")
@@ -161,11 +161,11 @@ func (p *toolCallParams) result() (string, json.RawMessage, RequestMeta, *jsonrp
 	return p.name, p.args, p.meta, err
 }
 
-func parseURI(params json.RawMessage) (uri string, meta RequestMeta, err *jsonrpc.Error) {
+func parseURI(params json.RawMessage) (uri string, meta RequestMeta, err *wire.Error) {
 	has := false
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
-		if jsonrpc.KeyIs(key, "uri") {
-			var e *jsonrpc.Error
+	err = eachParam(params, func(key, val []byte) *wire.Error {
+		if wire.KeyIs(key, "uri") {
+			var e *wire.Error
 			uri, e = paramString(val, "uri")
 			has = true
 			return e
@@ -178,7 +178,7 @@ func parseURI(params json.RawMessage) (uri string, meta RequestMeta, err *jsonrp
 	return
 }
 
-func stringMap(val []byte, field string) (map[string]string, *jsonrpc.Error) {
+func stringMap(val []byte, field string) (map[string]string, *wire.Error) {
 	m := map[string]string{}
 	if isNull(val) {
 		return m, nil
@@ -186,30 +186,30 @@ func stringMap(val []byte, field string) (map[string]string, *jsonrpc.Error) {
 	if err := paramObject(val, field); err != nil {
 		return nil, err
 	}
-	var perr *jsonrpc.Error
-	_ = jsonrpc.EachMember(val, func(k, v []byte) error {
-		s, ok := jsonrpc.Unquote(v)
+	var perr *wire.Error
+	_ = wire.EachMember(val, func(k, v []byte) error {
+		s, ok := wire.Unquote(v)
 		if !ok {
 			perr = invalidParams("%q values must be strings", field)
 			return errStop
 		}
-		m[jsonrpc.Key(k)] = s
+		m[wire.Key(k)] = s
 		return nil
 	})
 	return m, perr
 }
 
-func parsePromptGet(params json.RawMessage) (name string, args map[string]string, meta RequestMeta, err *jsonrpc.Error) {
+func parsePromptGet(params json.RawMessage) (name string, args map[string]string, meta RequestMeta, err *wire.Error) {
 	hasName := false
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
+	err = eachParam(params, func(key, val []byte) *wire.Error {
 		switch {
-		case jsonrpc.KeyIs(key, "name"):
-			var e *jsonrpc.Error
+		case wire.KeyIs(key, "name"):
+			var e *wire.Error
 			name, e = paramString(val, "name")
 			hasName = true
 			return e
-		case jsonrpc.KeyIs(key, "arguments"):
-			var e *jsonrpc.Error
+		case wire.KeyIs(key, "arguments"):
+			var e *wire.Error
 			args, e = stringMap(val, "arguments")
 			return e
 		}
@@ -224,23 +224,23 @@ func parsePromptGet(params json.RawMessage) (name string, args map[string]string
 	return
 }
 
-func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue string, ctxArgs map[string]string, meta RequestMeta, err *jsonrpc.Error) {
+func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue string, ctxArgs map[string]string, meta RequestMeta, err *wire.Error) {
 	hasRef, hasArg := false, false
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
+	err = eachParam(params, func(key, val []byte) *wire.Error {
 		switch {
-		case jsonrpc.KeyIs(key, "ref"):
+		case wire.KeyIs(key, "ref"):
 			hasRef = true
 			if e := paramObject(val, "ref"); e != nil {
 				return e
 			}
-			var perr *jsonrpc.Error
-			_ = jsonrpc.EachMember(val, func(k, v []byte) error {
+			var perr *wire.Error
+			_ = wire.EachMember(val, func(k, v []byte) error {
 				switch {
-				case jsonrpc.KeyIs(k, "type"):
+				case wire.KeyIs(k, "type"):
 					ref.Type, perr = paramString(v, "ref.type")
-				case jsonrpc.KeyIs(k, "name"):
+				case wire.KeyIs(k, "name"):
 					ref.Name, perr = paramString(v, "ref.name")
-				case jsonrpc.KeyIs(k, "uri"):
+				case wire.KeyIs(k, "uri"):
 					ref.URI, perr = paramString(v, "ref.uri")
 				}
 				if perr != nil {
@@ -264,19 +264,19 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 				return invalidParams(`"ref.type" must be "ref/prompt" or "ref/resource"`)
 			}
 			return nil
-		case jsonrpc.KeyIs(key, "argument"):
+		case wire.KeyIs(key, "argument"):
 			hasArg = true
 			if e := paramObject(val, "argument"); e != nil {
 				return e
 			}
 			gotName, gotValue := false, false
-			var perr *jsonrpc.Error
-			_ = jsonrpc.EachMember(val, func(k, v []byte) error {
+			var perr *wire.Error
+			_ = wire.EachMember(val, func(k, v []byte) error {
 				switch {
-				case jsonrpc.KeyIs(k, "name"):
+				case wire.KeyIs(k, "name"):
 					argName, perr = paramString(v, "argument.name")
 					gotName = true
-				case jsonrpc.KeyIs(k, "value"):
+				case wire.KeyIs(k, "value"):
 					argValue, perr = paramString(v, "argument.value")
 					gotValue = true
 				}
@@ -295,16 +295,16 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 				return missing("argument.value")
 			}
 			return nil
-		case jsonrpc.KeyIs(key, "context"):
+		case wire.KeyIs(key, "context"):
 			if isNull(val) {
 				return nil
 			}
 			if e := paramObject(val, "context"); e != nil {
 				return e
 			}
-			var perr *jsonrpc.Error
-			_ = jsonrpc.EachMember(val, func(k, v []byte) error {
-				if jsonrpc.KeyIs(k, "arguments") {
+			var perr *wire.Error
+			_ = wire.EachMember(val, func(k, v []byte) error {
+				if wire.KeyIs(k, "arguments") {
 					ctxArgs, perr = stringMap(v, "context.arguments")
 					if perr != nil {
 						return errStop
@@ -328,10 +328,10 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 	return
 }
 
-func parseSetLevel(params json.RawMessage) (level LogLevel, meta RequestMeta, err *jsonrpc.Error) {
+func parseSetLevel(params json.RawMessage) (level LogLevel, meta RequestMeta, err *wire.Error) {
 	has := false
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
-		if jsonrpc.KeyIs(key, "level") {
+	err = eachParam(params, func(key, val []byte) *wire.Error {
+		if wire.KeyIs(key, "level") {
 			has = true
 			s, e := paramString(val, "level")
 			if e != nil {
@@ -352,16 +352,16 @@ func parseSetLevel(params json.RawMessage) (level LogLevel, meta RequestMeta, er
 	return
 }
 
-func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMeta, err *jsonrpc.Error) {
+func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMeta, err *wire.Error) {
 	var hasVersion, hasCaps, hasInfo bool
-	err = eachParam(params, func(key, val []byte) *jsonrpc.Error {
+	err = eachParam(params, func(key, val []byte) *wire.Error {
 		switch {
-		case jsonrpc.KeyIs(key, "protocolVersion"):
-			var e *jsonrpc.Error
+		case wire.KeyIs(key, "protocolVersion"):
+			var e *wire.Error
 			p.ProtocolVersion, e = paramString(val, "protocolVersion")
 			hasVersion = true
 			return e
-		case jsonrpc.KeyIs(key, "capabilities"):
+		case wire.KeyIs(key, "capabilities"):
 			hasCaps = true
 			if e := paramObject(val, "capabilities"); e != nil {
 				return e
@@ -370,22 +370,22 @@ func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMe
 				return invalidParams("capabilities: %s", typeErrorText(uerr))
 			}
 			return nil
-		case jsonrpc.KeyIs(key, "clientInfo"):
+		case wire.KeyIs(key, "clientInfo"):
 			hasInfo = true
 			if e := paramObject(val, "clientInfo"); e != nil {
 				return e
 			}
 			var gotName, gotVersion bool
-			var perr *jsonrpc.Error
-			_ = jsonrpc.EachMember(val, func(k, v []byte) error {
+			var perr *wire.Error
+			_ = wire.EachMember(val, func(k, v []byte) error {
 				switch {
-				case jsonrpc.KeyIs(k, "name"):
+				case wire.KeyIs(k, "name"):
 					p.ClientInfo.Name, perr = paramString(v, "clientInfo.name")
 					gotName = true
-				case jsonrpc.KeyIs(k, "version"):
+				case wire.KeyIs(k, "version"):
 					p.ClientInfo.Version, perr = paramString(v, "clientInfo.version")
 					gotVersion = true
-				case jsonrpc.KeyIs(k, "title"):
+				case wire.KeyIs(k, "title"):
 					p.ClientInfo.Title, perr = paramString(v, "clientInfo.title")
 				}
 				if perr != nil {
@@ -418,17 +418,17 @@ func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMe
 	return
 }
 
-func parseCancelled(params json.RawMessage) (id jsonrpc.ID, reason string, ok bool) {
-	perr := eachParam(params, func(key, val []byte) *jsonrpc.Error {
+func parseCancelled(params json.RawMessage) (id wire.ID, reason string, ok bool) {
+	perr := eachParam(params, func(key, val []byte) *wire.Error {
 		switch {
-		case jsonrpc.KeyIs(key, "requestId"):
-			v, good := jsonrpc.ParseID(val)
+		case wire.KeyIs(key, "requestId"):
+			v, good := wire.ParseID(val)
 			if !good {
 				return errParamsNotObject
 			}
 			id = v
-		case jsonrpc.KeyIs(key, "reason"):
-			reason, _ = jsonrpc.Unquote(val)
+		case wire.KeyIs(key, "reason"):
+			reason, _ = wire.Unquote(val)
 		}
 		return nil
 	})

@@ -7,23 +7,23 @@ import (
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 var (
-	errBodyTooLarge = jsonrpc.NewError(jsonrpc.InvalidRequest, "Request body too large")
-	errBodyRead     = jsonrpc.NewError(jsonrpc.InvalidRequest, "Request body could not be read")
-	errBatchRev     = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: batches are only allowed in protocol revision 2025-03-26")
-	errBatchInit    = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: initialize must not be part of a batch")
-	errStrayResp    = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: no request of this server is waiting for a response")
+	errBodyTooLarge = wire.NewError(wire.InvalidRequest, "Request body too large")
+	errBodyRead     = wire.NewError(wire.InvalidRequest, "Request body could not be read")
+	errBatchRev     = wire.NewError(wire.InvalidRequest, "Invalid Request: batches are only allowed in protocol revision 2025-03-26")
+	errBatchInit    = wire.NewError(wire.InvalidRequest, "Invalid Request: initialize must not be part of a batch")
+	errStrayResp    = wire.NewError(wire.InvalidRequest, "Invalid Request: no request of this server is waiting for a response")
 )
 
 // readBody reads the POST body within the size limit into a pooled
-// buffer; the caller returns it with jsonrpc.PutBuffer.
+// buffer; the caller returns it with wire.PutBuffer.
 func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
-	buf := jsonrpc.GetBuffer()
+	buf := wire.GetBuffer()
 	if r.ContentLength > t.opts.MaxBodyBytes {
-		jsonrpc.PutBuffer(buf)
+		wire.PutBuffer(buf)
 		return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
 	}
 	body := http.MaxBytesReader(nil, r.Body, t.opts.MaxBodyBytes)
@@ -42,7 +42,7 @@ func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 		}
 		if err != nil {
 			*buf = b
-			jsonrpc.PutBuffer(buf)
+			wire.PutBuffer(buf)
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
 				return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
@@ -74,17 +74,17 @@ func (t *transport) post(r *controller.Request) controller.Reply {
 	if bad != nil {
 		return bad
 	}
-	defer jsonrpc.PutBuffer(buf)
+	defer wire.PutBuffer(buf)
 	body := *buf
 
-	if jsonrpc.IsBatch(body) {
+	if wire.IsBatch(body) {
 		return t.batch(r, sess, rev, body)
 	}
 	msg, derr := t.engine.Decoder().Decode(body)
 	if derr != nil {
 		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
-			jsonrpc.AppendErrorResponse(nil, msg.ID, derr))
+			wire.AppendErrorResponse(nil, msg.ID, derr))
 	}
 	if rev == 0 && msg.IsCall() && hasModernMeta(msg.Params) {
 		return t.modernMessage(r, &msg) // modern _meta without its header: modern.go
@@ -94,7 +94,7 @@ func (t *transport) post(r *controller.Request) controller.Reply {
 		return sess.post(r, rev, &msg)
 	case t.sessions == nil:
 		return t.stateless(r, rev, &msg)
-	case msg.Method == "initialize" && msg.Kind == jsonrpc.KindRequest:
+	case msg.Method == "initialize" && msg.Kind == wire.KindRequest:
 		return t.sessions.initialize(r, &msg)
 	}
 	return errorReply(http.StatusBadRequest, errSessionRequired)
@@ -102,10 +102,10 @@ func (t *transport) post(r *controller.Request) controller.Reply {
 
 // stateless serves one message with no session: the request's own state,
 // no back channel, always a JSON answer.
-func (t *transport) stateless(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
+func (t *transport) stateless(r *controller.Request, rev Revision, msg *wire.Message) controller.Reply {
 	ctx := r.Context()
 	switch msg.Kind {
-	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+	case wire.KindResponse, wire.KindErrorResponse:
 		return errorReply(http.StatusBadRequest, errStrayResp)
 	}
 	t.callAttrs(r.Request, msg, rev)
@@ -127,8 +127,8 @@ func (t *transport) stateless(r *controller.Request, rev Revision, msg *jsonrpc.
 
 // answer turns a dispatched reply into the HTTP reply: 202 for a
 // notification, the JSON-RPC response otherwise.
-func (t *transport) answer(r *http.Request, msg *jsonrpc.Message, reply *Reply) controller.Reply {
-	if msg.Kind == jsonrpc.KindNotification {
+func (t *transport) answer(r *http.Request, msg *wire.Message, reply *Reply) controller.Reply {
+	if msg.Kind == wire.KindNotification {
 		return controller.Status(http.StatusAccepted)
 	}
 	if reply.Err != nil {
@@ -139,13 +139,13 @@ func (t *transport) answer(r *http.Request, msg *jsonrpc.Message, reply *Reply) 
 }
 
 // callAttrs reports what is being called to the log hook.
-func (t *transport) callAttrs(r *http.Request, msg *jsonrpc.Message, rev Revision) {
+func (t *transport) callAttrs(r *http.Request, msg *wire.Message, rev Revision) {
 	t.callAttrsIn(r, msg, rev, "")
 }
 
 // callAttrsIn is callAttrs for a message of session sessionID ("" for
 // none), whose id comes first, as when it was set on its own before.
-func (t *transport) callAttrsIn(r *http.Request, msg *jsonrpc.Message, rev Revision, sessionID string) {
+func (t *transport) callAttrsIn(r *http.Request, msg *wire.Message, rev Revision, sessionID string) {
 	if t.opts.Attrs == nil {
 		return
 	}
@@ -170,9 +170,9 @@ func (t *transport) callAttrsIn(r *http.Request, msg *jsonrpc.Message, rev Revis
 		key, member = AttrResource, "uri"
 	}
 	if key != "" && len(msg.Params) > 0 {
-		_ = jsonrpc.EachMember(msg.Params, func(k, v []byte) error {
-			if jsonrpc.KeyIs(k, member) {
-				if s, ok := jsonrpc.Unquote(v); ok {
+		_ = wire.EachMember(msg.Params, func(k, v []byte) error {
+			if wire.KeyIs(k, member) {
+				if s, ok := wire.Unquote(v); ok {
 					attrs = append(attrs, slog.String(key, s))
 				}
 			}
@@ -217,13 +217,13 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 	for i := range items {
 		it := &items[i]
 		if it.Err != nil {
-			appendOne(jsonrpc.AppendErrorResponse(nil, it.Msg.ID, it.Err))
+			appendOne(wire.AppendErrorResponse(nil, it.Msg.ID, it.Err))
 			continue
 		}
 		msg := &it.Msg
 		if msg.Method == "initialize" {
-			if msg.Kind == jsonrpc.KindRequest {
-				appendOne(jsonrpc.AppendErrorResponse(nil, msg.ID, errBatchInit))
+			if msg.Kind == wire.KindRequest {
+				appendOne(wire.AppendErrorResponse(nil, msg.ID, errBatchInit))
 			}
 			continue
 		}
@@ -232,7 +232,7 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 			reply = sess.dispatchSync(r.Request, rev, msg)
 		} else {
 			switch msg.Kind {
-			case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+			case wire.KindResponse, wire.KindErrorResponse:
 				continue
 			}
 			state, err := t.engine.NewState(r.Context(), rev)
@@ -244,7 +244,7 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 				reply = &rp
 			}
 		}
-		if msg.Kind == jsonrpc.KindRequest && reply != nil {
+		if msg.Kind == wire.KindRequest && reply != nil {
 			appendOne(reply.AppendTo(nil, msg.ID))
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // PromptFunc renders a prompt. Required arguments are guaranteed present
@@ -98,7 +98,7 @@ func (s *Server) GetPrompt(ctx context.Context, req *GetPromptRequest, state any
 	}
 	for _, a := range ent.prompt.Arguments {
 		if _, ok := req.Arguments[a.Name]; a.Required && !ok {
-			return nil, state, jsonrpc.Errorf(jsonrpc.InvalidParams, "Invalid params: prompt %s needs argument %q", req.Name, a.Name)
+			return nil, state, wire.Errorf(wire.InvalidParams, "Invalid params: prompt %s needs argument %q", req.Name, a.Name)
 		}
 	}
 	res, err := ent.h(ctx, req)

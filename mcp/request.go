@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 )
 
@@ -74,7 +75,7 @@ func (t ProgressToken) IsString() bool { return t.raw != "" && t.raw[0] == '"' }
 // token as written.
 func (t ProgressToken) String() string {
 	if t.IsString() {
-		s, _ := jsonrpc.Unquote([]byte(t.raw))
+		s, _ := wire.Unquote([]byte(t.raw))
 		return s
 	}
 	return t.raw

@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // requestState is the opaque state of a 2026-07-28 input_required result.
@@ -93,8 +93,8 @@ type statePayload struct {
 // re-encoding does not matter), and the caller.
 func binding(call *Call) (params, identity []byte) {
 	canon := map[string]any{}
-	_ = eachParam(call.Params, func(key, val []byte) *jsonrpc.Error {
-		k, ok := jsonrpc.Unquote(key)
+	_ = eachParam(call.Params, func(key, val []byte) *wire.Error {
+		k, ok := wire.Unquote(key)
 		if !ok || k == "_meta" || k == "inputResponses" || k == "requestState" {
 			return nil
 		}
@@ -130,13 +130,13 @@ func (s *stateSealer) seal(call *Call, answers map[string]json.RawMessage) (stri
 	return base64.RawURLEncoding.EncodeToString(out), nil
 }
 
-func stateError(reason string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: requestState " + reason,
+func stateError(reason string) *wire.Error {
+	return &wire.Error{Code: wire.InvalidParams, Message: "Invalid params: requestState " + reason,
 		Data: map[string]string{"reason": "request_state_" + reason}}
 }
 
 // open verifies a state for call and returns its answers.
-func (s *stateSealer) open(token string, call *Call) (map[string]json.RawMessage, *jsonrpc.Error) {
+func (s *stateSealer) open(token string, call *Call) (map[string]json.RawMessage, *wire.Error) {
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(raw) < 1+4+12+16 || raw[0] != stateVersion {
 		return nil, stateError("tampered")

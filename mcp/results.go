@@ -3,7 +3,7 @@ package mcp
 import (
 	"encoding/json"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // This file holds the wire types of the list and read results and their
@@ -289,7 +289,7 @@ func appendPage(dst []byte, key string, items [][]byte, next string) []byte {
 	dst = append(dst, ']')
 	if next != "" {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = jsonrpc.AppendString(dst, next)
+		dst = wire.AppendString(dst, next)
 	}
 	return append(dst, '}')
 }

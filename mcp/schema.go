@@ -14,7 +14,7 @@ import (
 
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // Schemas are inferred from Go types by a small walker of our own rather
@@ -295,9 +295,9 @@ func addDescription(e *encoder, mark int, desc string) {
 	if len(obj) < 2 || obj[0] != '{' {
 		return
 	}
-	ins := jsonrpc.AppendString([]byte(`"description":`), desc)
+	ins := wire.AppendString([]byte(`"description":`), desc)
 	if !utf8.ValidString(desc) && e.err == nil {
-		e.err = jsonrpc.ErrInvalidUTF8
+		e.err = wire.ErrInvalidUTF8
 	}
 	if len(obj) > 2 {
 		ins = append(ins, ',')

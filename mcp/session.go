@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // SessionOptions configures stateful sessions ([Options.Sessions]). Zero
@@ -147,7 +147,7 @@ type session struct {
 	nextStream int64
 	pending    map[int64]chan outcome
 	nextReq    int64
-	inflight   map[jsonrpc.ID]context.CancelFunc
+	inflight   map[wire.ID]context.CancelFunc
 
 	// The handler's state, for handlers that keep one: stateful
 	// callbacks take the slot, one at a time.
@@ -160,7 +160,7 @@ type session struct {
 // outcome is a client's answer to a server→client request.
 type outcome struct {
 	result json.RawMessage
-	err    *jsonrpc.Error
+	err    *wire.Error
 }
 
 func newSessionID() string {
@@ -238,7 +238,7 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 		return nil, nil
 	case 1:
 	default:
-		return nil, errorReply(http.StatusBadRequest, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return nil, errorReply(http.StatusBadRequest, wire.NewError(wire.InvalidRequest,
 			"Bad Request: more than one Mcp-Session-Id"))
 	}
 	tab.mu.RLock()
@@ -252,7 +252,7 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 	if s == nil || (tab.t.opts.Identity != nil && tab.t.opts.Identity(r) != s.identity) {
 		// Another identity's session is reported exactly like an
 		// unknown one: its existence is not revealed.
-		return nil, errorReply(http.StatusNotFound, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return nil, errorReply(http.StatusNotFound, wire.NewError(wire.InvalidRequest,
 			"Session not found"))
 	}
 	s.touch()
@@ -262,7 +262,7 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 	return s, nil
 }
 
-var errSessionRequired = jsonrpc.NewError(jsonrpc.InvalidRequest, "Bad Request: Mcp-Session-Id header is required")
+var errSessionRequired = wire.NewError(wire.InvalidRequest, "Bad Request: Mcp-Session-Id header is required")
 
 // require answers GET and DELETE, which need a session.
 func (tab *sessionTable) require(r *http.Request) (*session, controller.Reply) {
@@ -370,21 +370,21 @@ func (s *session) endBecause(reason CloseReason) {
 
 // track registers a call's cancel function under its request id, so
 // notifications/cancelled can reach it; untrack removes it.
-func (s *session) track(id jsonrpc.ID, cancel context.CancelFunc) bool {
+func (s *session) track(id wire.ID, cancel context.CancelFunc) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return false
 	}
 	if s.inflight == nil {
-		s.inflight = map[jsonrpc.ID]context.CancelFunc{}
+		s.inflight = map[wire.ID]context.CancelFunc{}
 	}
 	s.inflight[id] = cancel
 	s.holds++
 	return true
 }
 
-func (s *session) untrack(id jsonrpc.ID) {
+func (s *session) untrack(id wire.ID) {
 	s.touch()
 	s.mu.Lock()
 	delete(s.inflight, id)
@@ -392,7 +392,7 @@ func (s *session) untrack(id jsonrpc.ID) {
 	s.mu.Unlock()
 }
 
-func (s *session) cancelCall(id jsonrpc.ID) {
+func (s *session) cancelCall(id wire.ID) {
 	s.mu.Lock()
 	c := s.inflight[id]
 	s.mu.Unlock()
@@ -451,10 +451,10 @@ func changeFrame(c Change) []byte {
 		return nil
 	}
 	if c.Kind == ResourceUpdated {
-		params := jsonrpc.AppendString([]byte(`{"uri":`), c.URI)
-		return jsonrpc.AppendNotification(nil, method, append(params, '}'))
+		params := wire.AppendString([]byte(`{"uri":`), c.URI)
+		return wire.AppendNotification(nil, method, append(params, '}'))
 	}
-	return jsonrpc.AppendNotification(nil, method, nil)
+	return wire.AppendNotification(nil, method, nil)
 }
 
 // changed turns a registry change into notifications on the GET stream of
@@ -489,7 +489,7 @@ func (tab *sessionTable) changed(c Change) {
 // callContext is a call's context: detached from the connection (a
 // stream's client may leave and resume), bounded by RequestTimeout, and
 // cancelled by notifications/cancelled or the session's end.
-func (s *session) callContext(parent context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc, bool) {
+func (s *session) callContext(parent context.Context, id wire.ID) (context.Context, context.CancelFunc, bool) {
 	ctx := context.WithoutCancel(parent)
 	var cancel context.CancelFunc
 	if d := s.tab.opts.RequestTimeout; d > 0 {

@@ -11,17 +11,17 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
 var (
-	errSessionNotFound      = jsonrpc.NewError(jsonrpc.InvalidRequest, "Session not found")
-	errAlreadyInitialized   = jsonrpc.NewError(jsonrpc.InvalidRequest, "Invalid Request: the session is already initialized")
-	errOverloaded           = jsonrpc.NewError(jsonrpc.InternalError, "Server overloaded: too many requests queued in this session")
-	errTooManySessions      = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: too many sessions")
-	errStoreUnavailable     = jsonrpc.NewError(jsonrpc.InternalError, "Service Unavailable: the session store did not answer")
-	jsonrpcNotAcceptableSSE = jsonrpc.NewError(jsonrpc.InvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+	errSessionNotFound      = wire.NewError(wire.InvalidRequest, "Session not found")
+	errAlreadyInitialized   = wire.NewError(wire.InvalidRequest, "Invalid Request: the session is already initialized")
+	errOverloaded           = wire.NewError(wire.InternalError, "Server overloaded: too many requests queued in this session")
+	errTooManySessions      = wire.NewError(wire.InternalError, "Service Unavailable: too many sessions")
+	errStoreUnavailable     = wire.NewError(wire.InternalError, "Service Unavailable: the session store did not answer")
+	jsonrpcNotAcceptableSSE = wire.NewError(wire.InvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 )
 
 // ErrSessionEnded is returned by a server→client request or a
@@ -32,17 +32,17 @@ func slogString(k, v string) slog.Attr  { return slog.String(k, v) }
 func slogInt(k string, v int) slog.Attr { return slog.Int(k, v) }
 func itoa(n int64) string               { return strconv.FormatInt(n, 10) }
 
-func jsonrpcError(msg string) *jsonrpc.Error { return jsonrpc.NewError(jsonrpc.InvalidRequest, msg) }
+func jsonrpcError(msg string) *wire.Error { return wire.NewError(wire.InvalidRequest, msg) }
 
 func sseLastEventID(r *http.Request) string { return sse.LastEventID(r) }
 
 // initialize serves an initialize without a session: it creates one.
-func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
+func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) controller.Reply {
 	if tab.count() >= tab.opts.MaxSessions {
 		h := jsonHeader()
 		h.Set("Retry-After", "5")
 		return controller.Buffered(http.StatusServiceUnavailable, h,
-			jsonrpc.AppendErrorResponse(nil, msg.ID, errTooManySessions))
+			wire.AppendErrorResponse(nil, msg.ID, errTooManySessions))
 	}
 	t := tab.t
 	t.callAttrs(r.Request, msg, 0)
@@ -61,7 +61,7 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message)
 		h := jsonHeader()
 		h.Set("Retry-After", retry)
 		return controller.Buffered(http.StatusServiceUnavailable, h,
-			jsonrpc.AppendErrorResponse(nil, msg.ID, e))
+			wire.AppendErrorResponse(nil, msg.ID, e))
 	}
 	t.attrs(r.Context(), slogString(AttrSession, s.id))
 	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
@@ -69,28 +69,28 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *jsonrpc.Message)
 }
 
 // post serves one message of a session.
-func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
+func (s *session) post(r *controller.Request, rev Revision, msg *wire.Message) controller.Reply {
 	t := s.tab.t
 	switch msg.Kind {
-	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+	case wire.KindResponse, wire.KindErrorResponse:
 		t.attrs(r.Context(), slogString(AttrSession, s.id))
 		s.deliver(msg)
 		return controller.Status(http.StatusAccepted)
 	}
 	if msg.Method == "initialize" {
 		t.attrs(r.Context(), slogString(AttrSession, s.id))
-		if msg.Kind == jsonrpc.KindNotification {
+		if msg.Kind == wire.KindNotification {
 			return controller.Status(http.StatusAccepted)
 		}
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
-			jsonrpc.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
+			wire.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
 	}
 	t.callAttrsIn(r.Request, msg, s.revision, s.id) // the session's id first, in one SetAttrs
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
 	info, known := t.engine.Method(msg.Method)
-	if known && info.Mode == ModeStreaming && msg.Kind == jsonrpc.KindRequest && !t.opts.JSONResponse {
+	if known && info.Mode == ModeStreaming && msg.Kind == wire.KindRequest && !t.opts.JSONResponse {
 		return s.streamingCall(r, msg)
 	}
 	reply := s.dispatchSync(r.Request, rev, msg)
@@ -102,7 +102,7 @@ func (s *session) post(r *controller.Request, rev Revision, msg *jsonrpc.Message
 }
 
 // call builds the engine call of a message in this session.
-func (s *session) call(msg *jsonrpc.Message, out Outbound) Call {
+func (s *session) call(msg *wire.Message, out Outbound) Call {
 	c := CallOf(msg, s.revision)
 	c.Client = s.client
 	c.LogLevel = LogLevel(s.logLevel.Load())
@@ -113,10 +113,10 @@ func (s *session) call(msg *jsonrpc.Message, out Outbound) Call {
 // dispatchSync serves a message on the connection's goroutine and returns
 // its reply (for a request) after applying its effect. Stateful callbacks
 // take the session's slot; fast ones never wait.
-func (s *session) dispatchSync(r *http.Request, _ Revision, msg *jsonrpc.Message) *Reply {
+func (s *session) dispatchSync(r *http.Request, _ Revision, msg *wire.Message) *Reply {
 	t := s.tab.t
 	switch msg.Kind {
-	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+	case wire.KindResponse, wire.KindErrorResponse:
 		s.deliver(msg)
 		return nil
 	}
@@ -170,7 +170,7 @@ func (s *session) setState(v any) {
 }
 
 // acquire waits for the session's slot, within the queue bound.
-func (s *session) acquire(ctx context.Context) *jsonrpc.Error {
+func (s *session) acquire(ctx context.Context) *wire.Error {
 	s.stateMu.Lock()
 	if s.slot == nil {
 		s.slot = make(chan struct{}, 1)
@@ -200,7 +200,7 @@ func (s *session) releaseSlot() { <-s.slot }
 // the call sends: the result alone is answered as JSON; anything else
 // turns the response into an event stream that carries it, then the rest,
 // then the result.
-func (s *session) streamingCall(r *controller.Request, msg *jsonrpc.Message) controller.Reply {
+func (s *session) streamingCall(r *controller.Request, msg *wire.Message) controller.Reply {
 	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
 	if !ok {
 		return errorReply(http.StatusNotFound, errSessionNotFound)
@@ -262,7 +262,7 @@ func (sc *sessionCall) run() {
 // deliver routes a client's response to the server→client request that
 // waits for it; a response nobody waits for (it came too late) is
 // dropped.
-func (s *session) deliver(msg *jsonrpc.Message) {
+func (s *session) deliver(msg *wire.Message) {
 	n, ok := msg.ID.IntValue()
 	if !ok {
 		return
@@ -277,7 +277,7 @@ func (s *session) deliver(msg *jsonrpc.Message) {
 	// The body's buffer is reused once this POST is answered, and the
 	// waiting call reads the answer after that: keep copies.
 	var o outcome
-	if msg.Kind == jsonrpc.KindResponse {
+	if msg.Kind == wire.KindResponse {
 		o.result = append(json.RawMessage(nil), msg.Result...)
 	} else if msg.Error != nil {
 		e := *msg.Error
@@ -303,7 +303,7 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 		s.pending = map[int64]chan outcome{}
 	}
 	s.pending[id] = ch
-	frame := jsonrpc.AppendRequest(nil, jsonrpc.Int(id), method, params)
+	frame := wire.AppendRequest(nil, wire.Int(id), method, params)
 	published := true
 	if st.id == 0 && s.tab.cluster != nil {
 		// The GET stream of a clustered session is the cluster's log.
@@ -331,8 +331,8 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 	case <-ctx.Done():
 		forget()
 		// Tell the client to stop working on it.
-		params := jsonrpc.AppendString([]byte(`{"requestId":`+itoa(id)+`,"reason":`), ctx.Err().Error())
-		st.emit(jsonrpc.AppendNotification(nil, "notifications/cancelled", append(params, '}')))
+		params := wire.AppendString([]byte(`{"requestId":`+itoa(id)+`,"reason":`), ctx.Err().Error())
+		st.emit(wire.AppendNotification(nil, "notifications/cancelled", append(params, '}')))
 		return nil, ctx.Err()
 	case <-s.done:
 		forget()
@@ -345,7 +345,7 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 type streamOutbound struct{ st *stream }
 
 func (o *streamOutbound) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	if !o.st.emitWait(ctx, jsonrpc.AppendNotification(nil, method, params)) {
+	if !o.st.emitWait(ctx, wire.AppendNotification(nil, method, params)) {
 		return ErrSessionEnded
 	}
 	return nil

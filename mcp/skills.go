@@ -13,7 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // The skills extension (io.modelcontextprotocol/skills, SEP-2640): Agent
@@ -200,7 +200,7 @@ func (s *Server) AddSkill(sk *Skill) error {
 			return err
 		}
 	}
-	entry, err := jsonrpc.Marshal(map[string]any{"uri": skillURI, "frontmatter": fm, "resources": manifest})
+	entry, err := wire.Marshal(map[string]any{"uri": skillURI, "frontmatter": fm, "resources": manifest})
 	if err != nil {
 		return fmt.Errorf("%w: %q: %v", ErrSkill, sk.Path, err)
 	}
@@ -268,7 +268,7 @@ func (e *Engine) getSkill(_ context.Context, call *Call, _ Revision, state any) 
 	}
 	ent, ok := e.skills.skillEntry(uri)
 	if !ok {
-		return Reply{State: state, Err: &jsonrpc.Error{Code: jsonrpc.InvalidParams,
+		return Reply{State: state, Err: &wire.Error{Code: wire.InvalidParams,
 			Message: "Invalid params: unknown skill", Data: map[string]string{"uri": uri}}}
 	}
 	b := append([]byte(`{"skill":`), ent...)

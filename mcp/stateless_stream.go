@@ -5,17 +5,17 @@ import (
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // wantsProgress reports whether a request's params carry
 // _meta.progressToken: the caller asked to hear how the call goes.
 func wantsProgress(params json.RawMessage) bool {
 	found := false
-	_ = jsonrpc.EachMember(params, func(k, v []byte) error {
-		if jsonrpc.KeyIs(k, "_meta") && len(v) > 0 && v[0] == '{' {
-			_ = jsonrpc.EachMember(v, func(k, _ []byte) error {
-				if jsonrpc.KeyIs(k, "progressToken") {
+	_ = wire.EachMember(params, func(k, v []byte) error {
+		if wire.KeyIs(k, "_meta") && len(v) > 0 && v[0] == '{' {
+			_ = wire.EachMember(v, func(k, _ []byte) error {
+				if wire.KeyIs(k, "progressToken") {
 					found = true
 				}
 				return nil
@@ -33,8 +33,8 @@ func wantsProgress(params json.RawMessage) bool {
 // synchronous path and is answered as JSON, its notifications dropped:
 // without a session a caller has no other way to ask for them, and the
 // synchronous path is the fast one.
-func (t *transport) statelessStreaming(msg *jsonrpc.Message) bool {
-	if t.opts.JSONResponse || msg.Kind != jsonrpc.KindRequest {
+func (t *transport) statelessStreaming(msg *wire.Message) bool {
+	if t.opts.JSONResponse || msg.Kind != wire.KindRequest {
 		return false
 	}
 	info, ok := t.engine.Method(msg.Method)
@@ -45,10 +45,10 @@ func (t *transport) statelessStreaming(msg *jsonrpc.Message) bool {
 // oneCallStream): its progress and log notifications stream on the
 // response and the result ends it; a call that emits nothing is answered
 // as JSON.
-func (t *transport) statelessCall(r *controller.Request, rev Revision, msg *jsonrpc.Message) controller.Reply {
+func (t *transport) statelessCall(r *controller.Request, rev Revision, msg *wire.Message) controller.Reply {
 	call := CallOf(msg, rev)
 	call.Params = append(json.RawMessage(nil), msg.Params...) // the body is reused once Handle returns
-	return t.oneCallStream(r, &call, func(id jsonrpc.ID, e *jsonrpc.Error) ([]byte, int) {
-		return jsonrpc.AppendErrorResponse(nil, id, e), http.StatusOK
+	return t.oneCallStream(r, &call, func(id wire.ID, e *wire.Error) ([]byte, int) {
+		return wire.AppendErrorResponse(nil, id, e), http.StatusOK
 	})
 }

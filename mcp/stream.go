@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -96,7 +96,7 @@ func (s *session) streamLocked(id int64) *stream {
 
 // newCallStream makes the response stream of one POST, attached to the
 // POST's connection, not yet started.
-func (s *session) newCallStream(mb *controller.Mailbox, onIdle func(), id jsonrpc.ID) *stream {
+func (s *session) newCallStream(mb *controller.Mailbox, onIdle func(), id wire.ID) *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextStream++

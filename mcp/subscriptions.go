@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -105,11 +105,11 @@ func (l *listenLimits) release(id string) {
 	}
 }
 
-var errTooManyListeners = jsonrpc.NewError(jsonrpc.InternalError, "Too many subscriptions: close one first")
+var errTooManyListeners = wire.NewError(wire.InternalError, "Too many subscriptions: close one first")
 
 // listener is one open subscriptions/listen stream: the loop's state.
 type listener struct {
-	id     jsonrpc.ID
+	id     wire.ID
 	filter listenFilter
 	uris   map[string]bool
 	tasks  map[string]bool
@@ -152,7 +152,7 @@ func (l *listener) taskFrame(t *task) []byte {
 	p := append(b[:len(b)-1:len(b)-1], `,"_meta":{"`+metaSubscriptionID+`":`...)
 	p = l.id.AppendJSON(p)
 	p = append(p, "}}"...)
-	ev := sse.Event{Data: jsonrpc.AppendNotification(nil, "notifications/tasks", p)}
+	ev := sse.Event{Data: wire.AppendNotification(nil, "notifications/tasks", p)}
 	f, _ := ev.AppendTo(nil)
 	return f
 }
@@ -189,13 +189,13 @@ func (l *listener) frame(method, uri string) []byte {
 	p := []byte(`{`)
 	if uri != "" {
 		p = append(p, `"uri":`...)
-		p = jsonrpc.AppendString(p, uri)
+		p = wire.AppendString(p, uri)
 		p = append(p, ',')
 	}
 	p = append(p, `"_meta":{"`+metaSubscriptionID+`":`...)
 	p = l.id.AppendJSON(p)
 	p = append(p, "}}"...)
-	ev := sse.Event{Data: jsonrpc.AppendNotification(nil, method, p)}
+	ev := sse.Event{Data: wire.AppendNotification(nil, method, p)}
 	f, _ := ev.AppendTo(nil)
 	return f
 }
@@ -250,12 +250,12 @@ func handleListen(info any, push controller.Push, l *listener) (*listener, contr
 }
 
 // listen serves subscriptions/listen.
-func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, mc *modernCall) controller.Reply {
+func (t *transport) listen(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
 	o := t.opts.Listen.withDefaults()
 	var want listenFilter
 	hasFilter := false
-	perr := eachParam(msg.Params, func(key, val []byte) *jsonrpc.Error {
-		if !jsonrpc.KeyIs(key, "notifications") {
+	perr := eachParam(msg.Params, func(key, val []byte) *wire.Error {
+		if !wire.KeyIs(key, "notifications") {
 			return nil
 		}
 		hasFilter = true
@@ -306,12 +306,12 @@ func (t *transport) listen(r *controller.Request, msg *jsonrpc.Message, mc *mode
 	}
 	mb.Defer(func() { e.listeners.release(ident) })
 
-	ack, _ := jsonrpc.Marshal(&got)
+	ack, _ := wire.Marshal(&got)
 	p := append([]byte(`{"notifications":`), ack...)
 	p = append(p, `,"_meta":{"`+metaSubscriptionID+`":`...)
 	p = msg.ID.AppendJSON(p)
 	p = append(p, "}}"...)
-	_ = mb.Send(modernFrame{data: jsonrpc.AppendNotification(nil, "notifications/subscriptions/acknowledged", p)})
+	_ = mb.Send(modernFrame{data: wire.AppendNotification(nil, "notifications/subscriptions/acknowledged", p)})
 	if e.notifier != nil {
 		mb.Defer(t.changes.OnChange(l.onChange))
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // The 2026-07-28 tasks extension (io.modelcontextprotocol/tasks): a
@@ -81,7 +81,7 @@ type task struct {
 	status  string
 	updated time.Time
 	result  json.RawMessage
-	err     *jsonrpc.Error
+	err     *wire.Error
 	pending []pendingInput
 	waiters map[string]chan json.RawMessage
 	seq     int
@@ -147,7 +147,7 @@ func clientHasExtension(c *ClientCapabilities, id string) bool {
 	return ok
 }
 
-var errTooManyTasks = jsonrpc.NewError(jsonrpc.InternalError, "Server overloaded: too many tasks")
+var errTooManyTasks = wire.NewError(wire.InternalError, "Server overloaded: too many tasks")
 
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
@@ -186,7 +186,7 @@ func (s *taskStore) run(ctx context.Context, call *Call, req *CallToolRequest, s
 	var t *task
 	var tctx context.Context
 	var once sync.Once
-	var startErr *jsonrpc.Error
+	var startErr *wire.Error
 	start := func() context.Context {
 		once.Do(func() {
 			nt, c, jerr := s.create(ctx, call.Identity)
@@ -269,7 +269,7 @@ func (r *CallToolRequest) StartTask(ctx context.Context) context.Context {
 }
 
 // create registers a new working task for owner.
-func (s *taskStore) create(parent context.Context, owner string) (*task, context.Context, *jsonrpc.Error) {
+func (s *taskStore) create(parent context.Context, owner string) (*task, context.Context, *wire.Error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	now := s.now()
@@ -289,9 +289,9 @@ func (s *taskStore) create(parent context.Context, owner string) (*task, context
 // finish records a task's outcome and schedules its removal.
 func (s *taskStore) finish(t *task, out handlerOutcome) {
 	var result json.RawMessage
-	var jerr *jsonrpc.Error
+	var jerr *wire.Error
 	res, err := out.res, out.err
-	var je *jsonrpc.Error
+	var je *wire.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &je):
@@ -361,22 +361,22 @@ func (s *taskStore) created(t *task) []byte {
 }
 
 // lookup finds a task of the caller for a tasks/* request.
-func (e *Engine) taskRequest(call *Call) (*task, json.RawMessage, *jsonrpc.Error) {
+func (e *Engine) taskRequest(call *Call) (*task, json.RawMessage, *wire.Error) {
 	if !clientHasExtension(call.Client, ExtTasks) {
 		return nil, nil, (&capabilityError{path: []string{"extensions", ExtTasks}}).rpcError()
 	}
 	var id string
 	var responses json.RawMessage
 	hasID := false
-	err := eachParam(call.Params, func(key, val []byte) *jsonrpc.Error {
+	err := eachParam(call.Params, func(key, val []byte) *wire.Error {
 		switch {
-		case jsonrpc.KeyIs(key, "taskId"):
-			s, ok := jsonrpc.Unquote(val)
+		case wire.KeyIs(key, "taskId"):
+			s, ok := wire.Unquote(val)
 			if !ok {
 				return invalidParams(`"taskId" must be a string`)
 			}
 			id, hasID = s, true
-		case jsonrpc.KeyIs(key, "inputResponses"):
+		case wire.KeyIs(key, "inputResponses"):
 			responses = val
 		}
 		return nil
@@ -391,7 +391,7 @@ func (e *Engine) taskRequest(call *Call) (*task, json.RawMessage, *jsonrpc.Error
 	t := e.tasks.m[id]
 	e.tasks.mu.Unlock()
 	if t == nil || t.owner != call.Identity {
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: unknown task",
+		return nil, nil, &wire.Error{Code: wire.InvalidParams, Message: "Invalid params: unknown task",
 			Data: map[string]string{"taskId": id}}
 	}
 	return t, responses, nil
@@ -431,9 +431,9 @@ func (s *taskStore) detail(t *task) ([]byte, error) {
 			if i > 0 {
 				enc.raw([]byte{','})
 			}
-			enc.raw(jsonrpc.AppendString(nil, p.key))
+			enc.raw(wire.AppendString(nil, p.key))
 			enc.raw([]byte(`:{"method":`))
-			enc.raw(jsonrpc.AppendString(nil, p.method))
+			enc.raw(wire.AppendString(nil, p.method))
 			enc.raw([]byte(`,"params":`))
 			if len(p.params) == 0 {
 				enc.raw([]byte("{}"))
@@ -489,8 +489,8 @@ func (e *Engine) tasksUpdate(_ context.Context, call *Call, _ Revision, state an
 	s := e.tasks
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = jsonrpc.EachMember(raw, func(k, v []byte) error {
-		key, ok := jsonrpc.Unquote(k)
+	_ = wire.EachMember(raw, func(k, v []byte) error {
+		key, ok := wire.Unquote(k)
 		ch := t.waiters[key]
 		if !ok || ch == nil || v[0] != '{' {
 			return nil // unknown or already answered keys are ignored

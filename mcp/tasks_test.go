@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 func withTasks() map[string]any {
@@ -219,7 +219,7 @@ func TestSkills(t *testing.T) {
 	caps := e.Capabilities(Rev20260728)
 	assert.Contains(t, caps.Extensions, ExtSkills)
 	assert.Empty(t, e.Capabilities(Rev20251125).Extensions)
-	r := e.Dispatch(context.Background(), &Call{Method: "skills/list", ID: jsonrpc.Int(1), Revision: Rev20260728}, nil)
+	r := e.Dispatch(context.Background(), &Call{Method: "skills/list", ID: wire.Int(1), Revision: Rev20260728}, nil)
 	require.Nil(t, r.Err)
 	var list struct {
 		Skills []struct {
@@ -244,15 +244,15 @@ func TestSkills(t *testing.T) {
 	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, sk.Resources[0].Digest)
 	assert.NotNil(t, list.TTL)
 
-	r = e.Dispatch(context.Background(), &Call{Method: "skills/get", ID: jsonrpc.Int(2), Revision: Rev20260728,
+	r = e.Dispatch(context.Background(), &Call{Method: "skills/get", ID: wire.Int(2), Revision: Rev20260728,
 		Params: json.RawMessage(`{"uri":"skill://acme/pdf-tools/SKILL.md"}`)}, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), `"uri":"skill://acme/pdf-tools/SKILL.md"}`)
-	r = e.Dispatch(context.Background(), &Call{Method: "skills/get", ID: jsonrpc.Int(3), Revision: Rev20260728,
+	r = e.Dispatch(context.Background(), &Call{Method: "skills/get", ID: wire.Int(3), Revision: Rev20260728,
 		Params: json.RawMessage(`{"uri":"skill://nope/SKILL.md"}`)}, nil)
 	require.NotNil(t, r.Err)
 	assert.Equal(t, -32602, r.Err.Code)
-	r = e.Dispatch(context.Background(), &Call{Method: "resources/read", ID: jsonrpc.Int(4), Revision: Rev20260728,
+	r = e.Dispatch(context.Background(), &Call{Method: "resources/read", ID: wire.Int(4), Revision: Rev20260728,
 		Params: json.RawMessage(`{"uri":"skill://acme/pdf-tools/SKILL.md"}`)}, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), `"mimeType":"text/markdown"`)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // ToolFunc is a typed tool: In is decoded from the validated arguments,
@@ -17,7 +17,7 @@ import (
 // JSON in a text block for clients that predate structured output).
 //
 // A returned error becomes a result with isError and the error's text
-// (the model sees it), except a *jsonrpc.Error, ErrInvalidParams or an
+// (the model sees it), except a *wire.Error, ErrInvalidParams or an
 // *InputRequiredError, which stay protocol-level.
 type ToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
 
@@ -107,7 +107,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 		case string:
 			return &CallToolResult{Content: []Content{Text(v)}}, nil
 		}
-		raw, err := jsonrpc.Marshal(out)
+		raw, err := wire.Marshal(out)
 		if err != nil {
 			return nil, errUnencoded
 		}
@@ -126,7 +126,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 	return nil
 }
 
-var errToolOutput = jsonrpc.NewError(jsonrpc.InternalError, "Internal error: the tool's output does not match its output schema")
+var errToolOutput = wire.NewError(wire.InternalError, "Internal error: the tool's output does not match its output schema")
 
 // AddToolRaw registers an untyped tool. t.InputSchema (nil: an object
 // with no constraints) is still enforced before h runs; t.OutputSchema is
@@ -265,7 +265,7 @@ func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, 
 	if req.Revision.orDefault() >= Rev20251125 {
 		return &CallToolResult{Content: []Content{Text(msg)}, IsError: true}, state, nil
 	}
-	return nil, state, jsonrpc.NewError(jsonrpc.InvalidParams, msg)
+	return nil, state, wire.NewError(wire.InvalidParams, msg)
 }
 
 // paramHeaders implements paramHeaderer: the tool's x-mcp-header

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 type EchoIn struct {
@@ -223,7 +223,7 @@ func TestToolRegistrationErrors(t *testing.T) {
 func TestToolProtocolErrorsStayErrors(t *testing.T) {
 	s := NewServer(Implementation{Name: "s", Version: "1"}, nil)
 	_ = AddTool(s, &Tool{Name: "rpc"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
-		return "", jsonrpc.NewError(jsonrpc.InvalidParams, "bad combination")
+		return "", wire.NewError(wire.InvalidParams, "bad combination")
 	})
 	_ = AddTool(s, &Tool{Name: "params"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
 		return "", fmt.Errorf("%w: a and b conflict", ErrInvalidParams)

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/saguaro-go/saguaro/controller"
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // transport is the Controller: it owns the HTTP side of MCP and hands
@@ -188,7 +188,7 @@ func (t *transport) Handle(r *controller.Request) controller.Reply {
 		return controller.MethodNotAllowed(t.allow)
 	}
 	if !t.originAllowed(r.Request) {
-		return errorReply(http.StatusForbidden, jsonrpc.NewError(jsonrpc.InvalidRequest, "Forbidden: Origin or Host not allowed"))
+		return errorReply(http.StatusForbidden, wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed"))
 	}
 	switch r.Method {
 	case http.MethodGet:
@@ -201,8 +201,8 @@ func (t *transport) Handle(r *controller.Request) controller.Reply {
 
 // errorReply answers with an HTTP status and a JSON-RPC error with a null
 // id, which MCP clients know how to read.
-func errorReply(status int, e *jsonrpc.Error) controller.Reply {
-	body := jsonrpc.AppendErrorResponse(nil, jsonrpc.ID{}, e)
+func errorReply(status int, e *wire.Error) controller.Reply {
+	body := wire.AppendErrorResponse(nil, wire.ID{}, e)
 	return controller.BufferedType(status, contentJSON, body)
 }
 
@@ -302,12 +302,12 @@ func accepts(header []string) (json, stream bool) {
 func checkHeaders(r *http.Request) (Revision, controller.Reply) {
 	json, stream := accepts(r.Header.Values("Accept"))
 	if !json || !stream {
-		return 0, errorReply(http.StatusNotAcceptable, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return 0, errorReply(http.StatusNotAcceptable, wire.NewError(wire.InvalidRequest,
 			"Not Acceptable: Accept must list application/json and text/event-stream"))
 	}
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return 0, errorReply(http.StatusUnsupportedMediaType, jsonrpc.NewError(jsonrpc.InvalidRequest,
+		return 0, errorReply(http.StatusUnsupportedMediaType, wire.NewError(wire.InvalidRequest,
 			"Unsupported Media Type: Content-Type must be application/json"))
 	}
 	return protocolHeader(r)
@@ -326,7 +326,7 @@ func protocolHeader(r *http.Request) (Revision, controller.Reply) {
 		}
 	}
 	requested := strings.Join(v, ",")
-	e := jsonrpc.NewError(jsonrpc.UnsupportedProtocolVersion, "Unsupported protocol version: "+strconv.Quote(requested))
+	e := wire.NewError(wire.UnsupportedProtocolVersion, "Unsupported protocol version: "+strconv.Quote(requested))
 	e.Data = json.RawMessage(unsupportedData(requested))
 	return 0, errorReply(http.StatusBadRequest, e)
 }
@@ -339,10 +339,10 @@ func unsupportedData(requested string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonrpc.AppendString(b, rev.String())
+		b = wire.AppendString(b, rev.String())
 	}
 	b = append(b, `],"requested":`...)
-	b = jsonrpc.AppendString(b, requested)
+	b = wire.AppendString(b, requested)
 	return append(b, '}')
 }
 

@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // fuzzServer has tools that always finish quickly, whatever their
@@ -150,7 +150,7 @@ func FuzzTransportPOST(f *testing.F) {
 			t.Fatalf("status %d without an error: %s", w.Code, out)
 		}
 		// A well-formed request answered 200 gets its own id back.
-		if msg, derr := jsonrpc.Decode(body); derr == nil && msg.Kind == jsonrpc.KindRequest && w.Code == 200 {
+		if msg, derr := wire.Decode(body); derr == nil && msg.Kind == wire.KindRequest && w.Code == 200 {
 			want, _ := json.Marshal(msg.ID)
 			if string(one.ID) != string(want) {
 				t.Fatalf("id %s answered as %s", want, one.ID)

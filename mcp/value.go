@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 var errValue = errors.New("mcp: malformed JSON value")
@@ -21,18 +21,18 @@ func decodeValue(raw []byte) (any, error) {
 	switch c := raw[0]; {
 	case c == '{':
 		m := map[string]any{}
-		err := jsonrpc.EachMember(raw, func(k, v []byte) error {
+		err := wire.EachMember(raw, func(k, v []byte) error {
 			x, err := decodeValue(v)
 			if err != nil {
 				return err
 			}
-			m[jsonrpc.Key(k)] = x
+			m[wire.Key(k)] = x
 			return nil
 		})
 		return m, err
 	case c == '[':
 		a := []any{}
-		err := jsonrpc.EachElement(raw, func(v []byte) error {
+		err := wire.EachElement(raw, func(v []byte) error {
 			x, err := decodeValue(v)
 			if err != nil {
 				return err
@@ -42,7 +42,7 @@ func decodeValue(raw []byte) (any, error) {
 		})
 		return a, err
 	case c == '"':
-		s, ok := jsonrpc.Unquote(raw)
+		s, ok := wire.Unquote(raw)
 		if !ok {
 			return nil, errValue
 		}

@@ -1,4 +1,4 @@
-// Package jsonrpc is the JSON-RPC 2.0 codec under saguaro's MCP engine: it
+// Package wire is the JSON-RPC 2.0 codec under saguaro's MCP engine: it
 // decodes an HTTP body into messages exactly once, with params kept raw until
 // the method is known, and encodes responses into caller-owned buffers.
 //
@@ -35,4 +35,4 @@
 // append to a caller buffer and trust pre-encoded JSON they are given; use
 // Marshal for values produced by handler code, because it refuses invalid
 // UTF-8 instead of silently replacing it.
-package jsonrpc
+package wire
