@@ -14,6 +14,7 @@ import (
 
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
 	"github.com/saguaro-go/saguaro/middleware"
 	"github.com/saguaro-go/saguaro/sse"
@@ -92,12 +93,12 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 	}
 	store.Observe(a.taskChanged)
 	a.mcp = a.newMCPServer(cursorKey)
-	var cluster mcp.Cluster
+	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
-		cluster = a.cluster
+		cl = a.cluster
 	}
 	a.endpoint = mcp.Controller(&mcp.Options{
-		Cluster:   cluster,
+		Cluster:   cl,
 		StateKeys: stateKeys,
 		Handler:   a.mcp,
 		Sessions: &mcp.SessionOptions{

@@ -92,7 +92,7 @@ func TestSessionHooksAndShutdown(t *testing.T) {
 	b := ts.open("2025-11-25", "{}")
 	readEmpty(t, ts.del(a), http.StatusNoContent)
 
-	ep := &Endpoint{Handler: ts.tr.handler(), t: ts.tr}
+	ep := ts.ep
 	assert.Equal(t, 1, ep.Sessions())
 	require.NoError(t, ep.Shutdown(context.Background()))
 	assert.Equal(t, 0, ep.Sessions())

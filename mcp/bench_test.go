@@ -17,7 +17,7 @@ import (
 
 var benchCall = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}`)
 
-func benchEngine(b *testing.B) *Engine {
+func benchEngine(b *testing.B) *engine {
 	s := NewServer(Implementation{Name: "bench", Version: "1"}, nil)
 	err := AddTool(s, &Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *CallToolRequest, in EchoIn) (*CallToolResult, error) {
 		return &CallToolResult{Content: []Content{Text(in.Text)}}, nil
@@ -25,18 +25,18 @@ func benchEngine(b *testing.B) *Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return NewEngine(s, nil)
+	return newEngine(s, engineOptions{})
 }
 
-func serveEngine(e *Engine, ctx context.Context, body []byte, w io.Writer) {
+func serveEngine(e *engine, ctx context.Context, body []byte, w io.Writer) {
 	m, derr := e.Decoder().Decode(body)
 	buf := wire.GetBuffer()
 	if derr != nil {
 		*buf = wire.AppendErrorResponse(*buf, m.ID, derr)
 	} else {
-		c := CallOf(&m, Rev20251125)
+		c := testCall(&m, Rev20251125)
 		r := e.Dispatch(ctx, &c, nil)
-		*buf = r.AppendTo(*buf, m.ID)
+		*buf = e.AppendReply(*buf, m.ID, &r)
 	}
 	_, _ = w.Write(*buf)
 	wire.PutBuffer(buf)

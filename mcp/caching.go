@@ -49,7 +49,7 @@ var cacheable = map[string]bool{
 }
 
 // appendCacheHint writes `"ttlMs":N,"cacheScope":"…"` for method.
-func (e *Engine) appendCacheHint(dst []byte, method string) []byte {
+func (e *engine) appendCacheHint(dst []byte, method string) []byte {
 	h := e.cache[method]
 	ms := h.TTL.Milliseconds()
 	if ms < 0 {

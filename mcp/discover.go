@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -38,10 +39,10 @@ func modernRevisions() []string {
 // identity returns the server's serverInfo and instructions, asked once of
 // the handler's Initialize with a synthetic 2026-07-28 request (a Handler
 // has no other way to name itself) and kept.
-func (e *Engine) identity() (info json.RawMessage, instructions string) {
+func (e *engine) identity() (info json.RawMessage, instructions string) {
 	e.infoOnce.Do(func() {
 		req := &InitializeRequest{}
-		req.Method, req.Revision, req.out = "initialize", Rev20260728, DiscardOutbound{}
+		req.Method, req.Revision, req.out = "initialize", Rev20260728, protocol.Discard{}
 		req.Params.ProtocolVersion = Rev20260728.String()
 		var res *InitializeResult
 		func() {
@@ -65,13 +66,13 @@ func (e *Engine) identity() (info json.RawMessage, instructions string) {
 // envelope adds the 2026-07-28 members to an encoded result object:
 // resultType (replacing one already there), caching hints for cacheable
 // methods (unless present), and serverInfo merged into _meta.
-func (e *Engine) envelope(method string, result []byte, resultType string) []byte {
+func (e *engine) envelope(method string, result []byte, resultType string) []byte {
 	info, _ := e.identity()
 	return e.appendEnvelope(make([]byte, 0, len(result)+len(info)+96), method, result, resultType)
 }
 
 // appendEnvelope is envelope appending to out.
-func (e *Engine) appendEnvelope(out []byte, method string, result []byte, resultType string) []byte {
+func (e *engine) appendEnvelope(out []byte, method string, result []byte, resultType string) []byte {
 	info, _ := e.identity()
 	out = append(out, `{"resultType":`...)
 	out = wire.AppendString(out, resultType)
@@ -119,9 +120,9 @@ func (e *Engine) appendEnvelope(out []byte, method string, result []byte, result
 // discover answers server/discover (2026-07-28): the revisions served,
 // the capabilities and the instructions. The envelope adds resultType,
 // serverInfo and the caching hints.
-func (e *Engine) discover(_ context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) discover(_ context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	if _, err := parsePlain(call.Params); err != nil {
-		return Reply{State: state, Err: err}
+		return protocol.Reply{State: state, Err: err}
 	}
 	_, instructions := e.identity()
 	var enc encoder
@@ -133,7 +134,7 @@ func (e *Engine) discover(_ context.Context, call *Call, rev Revision, state any
 	enc.optStr("instructions", instructions)
 	enc.close()
 	if enc.err != nil {
-		return Reply{State: state, Err: errUnencoded}
+		return protocol.Reply{State: state, Err: errUnencoded}
 	}
-	return Reply{State: state, Result: enc.b}
+	return protocol.Reply{State: state, Result: enc.b}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -110,15 +111,15 @@ func testLogger() (*slog.Logger, *bytes.Buffer) {
 }
 
 // roundTrip decodes body, dispatches it and encodes the response.
-func roundTrip(t *testing.T, e *Engine, rev Revision, body string, state any) (string, Reply) {
+func roundTrip(t *testing.T, e *engine, rev Revision, body string, state any) (string, protocol.Reply) {
 	t.Helper()
 	m, derr := e.Decoder().Decode([]byte(body))
 	if derr != nil {
-		return string(wire.AppendErrorResponse(nil, m.ID, derr)), Reply{State: state}
+		return string(wire.AppendErrorResponse(nil, m.ID, derr)), protocol.Reply{State: state}
 	}
-	call := CallOf(&m, rev)
+	call := testCall(&m, rev)
 	r := e.Dispatch(context.Background(), &call, state)
-	out := r.AppendTo(nil, m.ID)
+	out := e.AppendReply(nil, m.ID, &r)
 	if m.Kind == wire.KindRequest {
 		if len(out) == 0 {
 			t.Fatalf("request %s got no response", body)
@@ -165,8 +166,8 @@ const initParams = `{"protocolVersion":%q,"capabilities":{"sampling":{},"elicita
 
 func TestDispatchEveryMethodEveryRevision(t *testing.T) {
 	lg, _ := testLogger()
-	full := NewEngine(fullHandler{}, &EngineOptions{Logger: lg})
-	bare := NewEngine(bareHandler{}, &EngineOptions{Logger: lg})
+	full := newEngine(fullHandler{}, engineOptions{Logger: lg})
+	bare := newEngine(bareHandler{}, engineOptions{Logger: lg})
 	for _, rev := range legacyRevs {
 		r06 := rev >= Rev20250618
 		r11 := rev >= Rev20251125
@@ -281,7 +282,7 @@ func TestDispatchEveryMethodEveryRevision(t *testing.T) {
 }
 
 func TestDispatchIDEchoKeepsType(t *testing.T) {
-	e := NewEngine(fullHandler{}, nil)
+	e := newEngine(fullHandler{}, engineOptions{})
 	for _, id := range []string{`1`, `"1"`, `-5`, `"abc"`, `9007199254740993`} {
 		for _, body := range []string{req(id, "ping", ""), req(id, "nope", ""), req(id, "tools/call", `{}`)} {
 			out, _ := roundTrip(t, e, Rev20251125, body, nil)
@@ -293,42 +294,42 @@ func TestDispatchIDEchoKeepsType(t *testing.T) {
 }
 
 func TestDispatchEffects(t *testing.T) {
-	e := NewEngine(fullHandler{}, nil)
+	e := newEngine(fullHandler{}, engineOptions{})
 	ctx := context.Background()
-	run := func(body string) Reply {
+	run := func(body string) protocol.Reply {
 		m, err := e.Decoder().Decode([]byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := CallOf(&m, Rev20250618)
+		c := testCall(&m, Rev20250618)
 		return e.Dispatch(ctx, &c, nil)
 	}
 	r := run(req("1", "initialize", fmt.Sprintf(initParams, "2025-06-18")))
-	if r.Effect.Kind != EffectInitialize || r.Effect.Revision != Rev20250618 || r.Effect.Client.Sampling == nil || r.Effect.ClientInfo.Name != "c" {
+	if r.Effect.Kind != protocol.EffectInitialize || r.Effect.Revision != protocol.Rev20250618 || r.Effect.Client.(*ClientCapabilities).Sampling == nil {
 		t.Errorf("initialize effect %+v", r.Effect)
 	}
-	if r := run(req("1", "logging/setLevel", `{"level":"warning"}`)); r.Effect.Kind != EffectSetLogLevel || r.Effect.LogLevel != LogWarning {
+	if r := run(req("1", "logging/setLevel", `{"level":"warning"}`)); r.Effect.Kind != protocol.EffectSetLogLevel || r.Effect.LogLevel != protocol.LogWarning {
 		t.Errorf("setLevel effect %+v", r.Effect)
 	}
-	if r := run(req("1", "resources/subscribe", `{"uri":"u"}`)); r.Effect.Kind != EffectSubscribe || r.Effect.URI != "u" {
+	if r := run(req("1", "resources/subscribe", `{"uri":"u"}`)); r.Effect.Kind != protocol.EffectSubscribe || r.Effect.URI != "u" {
 		t.Errorf("subscribe effect %+v", r.Effect)
 	}
-	if r := run(req("1", "resources/unsubscribe", `{"uri":"u"}`)); r.Effect.Kind != EffectUnsubscribe || r.Effect.URI != "u" {
+	if r := run(req("1", "resources/unsubscribe", `{"uri":"u"}`)); r.Effect.Kind != protocol.EffectUnsubscribe || r.Effect.URI != "u" {
 		t.Errorf("unsubscribe effect %+v", r.Effect)
 	}
-	if r := run(note("notifications/cancelled", `{"requestId":"r1","reason":"bored"}`)); r.Effect.Kind != EffectCancel || r.Effect.RequestID != wire.StringID("r1") || r.Effect.Reason != "bored" {
+	if r := run(note("notifications/cancelled", `{"requestId":"r1","reason":"bored"}`)); r.Effect.Kind != protocol.EffectCancel || r.Effect.RequestID != wire.StringID("r1") {
 		t.Errorf("cancel effect %+v", r.Effect)
 	}
 	if r := run(note("notifications/cancelled", `{"requestId":7}`)); r.Effect.RequestID != wire.Int(7) {
 		t.Errorf("cancel effect %+v", r.Effect)
 	}
-	if r := run(note("notifications/initialized", "")); r.Effect.Kind != EffectInitialized {
+	if r := run(note("notifications/initialized", "")); r.Effect.Kind != protocol.EffectInitialized {
 		t.Errorf("initialized effect %+v", r.Effect)
 	}
 }
 
 func TestInitializeNegotiation(t *testing.T) {
-	e := NewEngine(bareHandler{}, nil)
+	e := newEngine(bareHandler{}, engineOptions{})
 	for requested, want := range map[string]string{
 		"2025-03-26": "2025-03-26", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25",
 		"2024-11-05": "2025-11-25", "2026-07-28": "2025-11-25", "1999-01-01": "2025-11-25", "": "2025-11-25",
@@ -356,7 +357,7 @@ func TestInitializeNegotiation(t *testing.T) {
 
 func TestDispatchPanicIsLoggedWithStack(t *testing.T) {
 	lg, buf := testLogger()
-	e := NewEngine(fullHandler{}, &EngineOptions{Logger: lg})
+	e := newEngine(fullHandler{}, engineOptions{Logger: lg})
 	out, r := roundTrip(t, e, Rev20251125, req("1", "tools/call", `{"name":"panic"}`), "old")
 	if out != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}` {
 		t.Errorf("got %s", out)
@@ -373,7 +374,7 @@ func TestDispatchPanicIsLoggedWithStack(t *testing.T) {
 }
 
 func TestDispatchCompletionTruncates(t *testing.T) {
-	e := NewEngine(fullHandler{}, nil)
+	e := newEngine(fullHandler{}, engineOptions{})
 	out, _ := roundTrip(t, e, Rev20251125, req("1", "completion/complete", `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"},"context":{"arguments":{"b":"c"}}}`), nil)
 	var v struct {
 		Result struct {
@@ -394,7 +395,7 @@ func TestDispatchCompletionTruncates(t *testing.T) {
 }
 
 func TestDispatch2026Envelope(t *testing.T) {
-	e := NewEngine(fullHandler{}, nil)
+	e := newEngine(fullHandler{}, engineOptions{})
 	out, _ := roundTrip(t, e, Rev20260728, req("1", "tools/list", ""), nil)
 	for _, want := range []string{`"resultType":"complete"`, `"ttlMs":0`, `"cacheScope":"private"`, `"io.modelcontextprotocol/serverInfo":{"name":"full"`} {
 		if !strings.Contains(string(out), want) {
@@ -408,8 +409,8 @@ func TestDispatch2026Envelope(t *testing.T) {
 }
 
 func TestMethodTable(t *testing.T) {
-	e := NewEngine(fullHandler{}, nil)
-	modes := map[string]Mode{"ping": ModeFast, "notifications/cancelled": ModeFast, "tools/call": ModeStreaming, "tools/list": ModeStateful, "initialize": ModeStateful}
+	e := newEngine(fullHandler{}, engineOptions{})
+	modes := map[string]protocol.Mode{"ping": protocol.ModeFast, "notifications/cancelled": protocol.ModeFast, "tools/call": protocol.ModeStreaming, "tools/list": protocol.ModeStateful, "initialize": protocol.ModeStateful}
 	for name, want := range modes {
 		m, ok := e.Method(name)
 		if !ok || m.Mode != want {
@@ -417,11 +418,11 @@ func TestMethodTable(t *testing.T) {
 		}
 	}
 	m, _ := e.Method("server/discover")
-	if m.In(Rev20251125) || !m.In(Rev20260728) {
+	if m.In(protocol.Rev20251125) || !m.In(protocol.Rev20260728) {
 		t.Error("server/discover revisions")
 	}
 	m, _ = e.Method("initialize")
-	if !m.In(0) || m.In(Rev20260728) {
+	if !m.In(0) || m.In(protocol.Rev20260728) {
 		t.Error("initialize revisions")
 	}
 	if _, ok := e.Method("nope"); ok {

@@ -8,7 +8,7 @@
 //   - Engine.Dispatch is the one method table: revision and capability
 //     gates, params validation, the handler callback under a crash guard,
 //     and result encoding. It is a pure function of (Call, state): tests
-//     call it without HTTP, and sessions (issue 4) apply the Effect it
+//     call it without HTTP, and sessions (issue 4) apply the protocol.Effect it
 //     reports.
 //   - Handler and its optional interfaces (ToolHandler, ResourceHandler,
 //     …) are the low-level contract: callbacks get the session's state and
@@ -18,7 +18,7 @@
 //     inferred once at registration and arguments validated per call,
 //     resources, URI templates, prompts, completions, cursors.
 //   - Request gives handlers the back channel (Progress, Log,
-//     CreateMessage, Elicit, ListRoots) through the Outbound the transport
+//     CreateMessage, Elicit, ListRoots) through the protocol.Outbound the transport
 //     supplies for each call.
 //
 // # Decisions where the spec leaves room

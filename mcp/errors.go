@@ -1,14 +1,24 @@
 package mcp
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+)
 
 // Sentinels. Registration errors wrap them with %w and the offending name,
 // so test with errors.Is.
 var (
 	// ErrNoBackchannel: the transport serving this call cannot reach the
-	// client (the stateless JSON transport). Server→client requests fail
-	// with it; notifications are dropped silently instead.
-	ErrNoBackchannel = errors.New("mcp: no channel back to the client for this request")
+	// client (a call without a session, answered as JSON). Server→client
+	// requests fail with it; notifications are dropped silently instead.
+	ErrNoBackchannel = protocol.ErrNoBackchannel
+	// ErrSessionEnded: a server→client request or a notification whose
+	// session ended (reaped, deleted) before it completed.
+	ErrSessionEnded = protocol.ErrSessionEnded
+	// ErrStoreUnavailable: a server→client request of a replicated
+	// session whose store did not answer.
+	ErrStoreUnavailable = protocol.ErrStoreUnavailable
 	// ErrClientCapability: the client did not declare the capability a
 	// server→client request needs (sampling, elicitation, roots, or a mode
 	// of them); nothing was sent.
@@ -47,3 +57,5 @@ var (
 	errNotFinite   = errors.New("mcp: number is NaN or infinite")
 	errInvalidJSON = errors.New("mcp: raw JSON is not valid")
 )
+
+var errNoCodec = errors.New("mcp: the handler is no StateCodec")

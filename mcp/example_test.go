@@ -1,12 +1,15 @@
 package mcp_test
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 
 	"github.com/saguaro-go/saguaro/mcp"
-	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 type GreetIn struct {
@@ -17,17 +20,37 @@ type GreetOut struct {
 	Greeting string `json:"greeting"`
 }
 
-// serve decodes one body, dispatches it and prints the response, as a
-// stateless transport would.
-func serve(e *mcp.Engine, body string) {
-	m, err := e.Decoder().Decode([]byte(body))
-	if err != nil {
-		fmt.Println(string(wire.AppendErrorResponse(nil, m.ID, err)))
-		return
+// post sends one JSON-RPC message to an MCP endpoint, as a client does,
+// and prints the answer: a JSON body, or the data of each event of an
+// event stream.
+func post(url, sid, body string, header ...string) string {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
 	}
-	call := mcp.CallOf(&m, mcp.Rev20251125)
-	reply := e.Dispatch(context.Background(), &call, nil)
-	fmt.Println(string(reply.AppendTo(nil, m.ID)))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") == "text/event-stream" {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				fmt.Println(data)
+			}
+		}
+	} else if b, _ := io.ReadAll(resp.Body); len(b) > 0 {
+		fmt.Println(string(b))
+	} else {
+		fmt.Println(resp.Status)
+	}
+	return resp.Header.Get("Mcp-Session-Id")
 }
 
 func ExampleAddTool() {
@@ -39,32 +62,40 @@ func ExampleAddTool() {
 	if err != nil {
 		panic(err)
 	}
-	e := mcp.NewEngine(srv, nil)
-	serve(e, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"}}}`)
-	serve(e, `{"jsonrpc":"2.0","id":"2","method":"tools/call","params":{"name":"greet","arguments":{}}}`)
+	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv}))
+	defer ts.Close()
+
+	post(ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"}}}`,
+		"MCP-Protocol-Version", "2025-11-25")
+	post(ts.URL, "", `{"jsonrpc":"2.0","id":"2","method":"tools/call","params":{"name":"greet","arguments":{}}}`,
+		"MCP-Protocol-Version", "2025-11-25")
 	// Output:
 	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ann!\"}"}],"structuredContent":{"greeting":"Hello, Ann!"}}}
 	// {"jsonrpc":"2.0","id":"2","result":{"content":[{"type":"text","text":"Invalid arguments for tool greet: /: missing property 'name'"}],"isError":true}}
 }
 
-func ExampleEngine_Dispatch() {
+func ExampleController() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "demo", Version: "1"}, &mcp.ServerOptions{Instructions: "Be brief."})
 	_ = srv.AddResource(&mcp.Resource{URI: "docs://readme", Name: "readme", MIMEType: "text/markdown"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.URI, MIMEType: "text/markdown", Text: "# hi"}}}, nil
 		})
-	e := mcp.NewEngine(srv, nil)
-	serve(e, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	serve(e, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"docs://readme"}}`)
-	serve(e, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"docs://missing"}}`)
-	serve(e, `{"jsonrpc":"2.0","id":4,"method":"prompts/list"}`)
-	serve(e, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`)
+	ep := mcp.Controller(&mcp.Options{Handler: srv, Sessions: &mcp.SessionOptions{}})
+	ts := httptest.NewServer(ep)
+	defer ts.Close()
+	defer ep.Shutdown(context.Background())
+
+	sid := post(ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	post(ts.URL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post(ts.URL, sid, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"docs://readme"}}`)
+	post(ts.URL, sid, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"docs://missing"}}`)
+	post(ts.URL, sid, `{"jsonrpc":"2.0","id":4,"method":"prompts/list"}`)
 	// Output:
 	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"resources":{"subscribe":true,"listChanged":true},"logging":{}},"serverInfo":{"name":"demo","version":"1"},"instructions":"Be brief."}}
+	// 202 Accepted
 	// {"jsonrpc":"2.0","id":2,"result":{"contents":[{"uri":"docs://readme","mimeType":"text/markdown","text":"# hi"}]}}
 	// {"jsonrpc":"2.0","id":3,"error":{"code":-32002,"message":"Resource not found","data":{"uri":"docs://missing"}}}
 	// {"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: prompts/list"}}
-	// {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}
 }
 
 func ExampleRequest_Progress() {
@@ -77,22 +108,15 @@ func ExampleRequest_Progress() {
 		}
 		return "done", nil
 	})
-	e := mcp.NewEngine(srv, nil)
-	m, _ := e.Decoder().Decode([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"job-1"}}}`))
-	call := mcp.CallOf(&m, mcp.Rev20251125)
-	call.Outbound = printOutbound{}
-	reply := e.Dispatch(context.Background(), &call, nil)
-	fmt.Println(string(reply.AppendTo(nil, m.ID)))
+	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv}))
+	defer ts.Close()
+
+	// The call asks for progress: its answer is an event stream that
+	// carries the notifications, then the result.
+	post(ts.URL, "", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"job-1"}}}`,
+		"MCP-Protocol-Version", "2025-11-25")
 	// Output:
-	// notifications/progress {"progressToken":"job-1","progress":1,"total":2,"message":"step"}
-	// notifications/progress {"progressToken":"job-1","progress":2,"total":2,"message":"step"}
+	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"job-1","progress":1,"total":2,"message":"step"}}
+	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"job-1","progress":2,"total":2,"message":"step"}}
 	// {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}
-}
-
-// printOutbound prints notifications; it has no way to ask the client.
-type printOutbound struct{ mcp.DiscardOutbound }
-
-func (printOutbound) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	fmt.Println(method, string(params))
-	return nil
 }

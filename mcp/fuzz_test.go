@@ -34,7 +34,7 @@ func FuzzDispatch(f *testing.F) {
 		return SumOut{Sum: in.A + in.B}, nil
 	})
 	lg, _ := testLogger()
-	e := NewEngine(s, &EngineOptions{Logger: lg})
+	e := newEngine(s, engineOptions{Logger: lg})
 	f.Fuzz(func(t *testing.T, body []byte, rev uint8) {
 		m, derr := e.Decoder().Decode(body)
 		if derr != nil {
@@ -47,10 +47,10 @@ func FuzzDispatch(f *testing.F) {
 		if !m.IsCall() {
 			return
 		}
-		c := CallOf(&m, Revision(rev%5))
+		c := testCall(&m, Revision(rev%5))
 		c.Outbound = &recorder{}
 		r := e.Dispatch(context.Background(), &c, nil)
-		out := r.AppendTo(nil, m.ID)
+		out := e.AppendReply(nil, m.ID, &r)
 		if m.Kind == wire.KindNotification {
 			if len(out) != 0 {
 				t.Fatalf("notification answered: %s", out)

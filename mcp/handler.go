@@ -51,7 +51,7 @@ type ResourceTemplateHandler interface {
 
 // SubscriptionHandler accepts resources/subscribe and unsubscribe
 // (resources.subscribe). The session layer records the subscription from
-// the Reply's Effect; the callback may veto it with an error.
+// the protocol.Reply's protocol.Effect; the callback may veto it with an error.
 type SubscriptionHandler interface {
 	Subscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error)
 	Unsubscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error)
@@ -71,7 +71,7 @@ type CompletionHandler interface {
 }
 
 // LoggingHandler is told of logging/setLevel (capability "logging"). The
-// engine already validates the level and reports it in the Reply's Effect
+// engine already validates the level and reports it in the protocol.Reply's protocol.Effect
 // for the session to apply to Request.Log.
 type LoggingHandler interface {
 	SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state any) (any, error)
@@ -120,4 +120,15 @@ const (
 type Change struct {
 	Kind ChangeKind
 	URI  string
+}
+
+// StateCodec is implemented by a Handler whose per-session state can be
+// saved, so that its sessions can move to another replica of a cluster
+// when theirs dies ([Options.Cluster]). EncodeState runs after every
+// stateful callback of a session (keep the state small); DecodeState runs
+// on the replica that takes the session over. A *Server keeps no state
+// and needs neither.
+type StateCodec interface {
+	EncodeState(state any) ([]byte, error)
+	DecodeState(data []byte) (any, error)
 }

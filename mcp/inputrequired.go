@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 // Request.Elicit, CreateMessage or ListRoots. In a legacy session the
 // request goes out on the call's stream and the handler waits. In a
 // 2026-07-28 call of tools/call, prompts/get or resources/read the
-// engine's Outbound answers from the request's inputResponses when it
+// engine's protocol.Outbound answers from the request's inputResponses when it
 // can; otherwise it records the request and returns an
 // *InputRequiredError, which the handler returns like any error. The
 // engine then answers {resultType:"input_required", inputRequests,
@@ -59,11 +60,11 @@ type pendingInput struct {
 	params json.RawMessage
 }
 
-// mrtrOutbound is the Outbound of a 2026-07-28 call that may answer
-// input_required: notifications go to the transport's Outbound, requests
+// mrtrOutbound is the protocol.Outbound of a 2026-07-28 call that may answer
+// input_required: notifications go to the transport's protocol.Outbound, requests
 // are answered from the call's inputResponses or recorded.
 type mrtrOutbound struct {
-	inner   Outbound
+	inner   protocol.Outbound
 	answers map[string]json.RawMessage
 
 	mu      sync.Mutex
@@ -139,14 +140,14 @@ func (e *capabilityError) rpcError() *wire.Error {
 
 // prepareModern readies a 2026-07-28 call: for the methods that may
 // answer input_required, it opens requestState and gathers the answers.
-func (e *Engine) prepareModern(call *Call) *wire.Error {
+func (e *engine) prepareModern(call *protocol.Call) *wire.Error {
 	if !mrtrMethods[call.Method] {
 		return nil
 	}
 	var responses map[string]json.RawMessage
 	var state string
 	var hasState bool
-	if !call.noInput {
+	if !call.NoInput {
 		var perr *wire.Error
 		if responses, state, hasState, perr = parseInputParams(call.Params); perr != nil {
 			return perr
@@ -169,7 +170,7 @@ func (e *Engine) prepareModern(call *Call) *wire.Error {
 		answers[k] = v
 	}
 	o := &mrtrOutbound{inner: call.Outbound, answers: answers}
-	call.Outbound, call.mrtr = o, o
+	call.Outbound = o
 	return nil
 }
 
@@ -179,19 +180,19 @@ func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, strin
 	var responses map[string]json.RawMessage
 	var state string
 	hasState := false
-	err := eachParam(params, func(key, val []byte) *wire.Error {
+	err := protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		switch {
 		case wire.KeyIs(key, "inputResponses"):
 			if val[0] != '{' {
-				return invalidParams(`"inputResponses" must be an object`)
+				return protocol.InvalidParams(`"inputResponses" must be an object`)
 			}
 			responses = map[string]json.RawMessage{}
 			var perr *wire.Error
 			_ = wire.EachMember(val, func(k, v []byte) error {
 				name, ok := wire.Unquote(k)
 				if !ok || v[0] != '{' {
-					perr = invalidParams(`"inputResponses" values must be result objects`)
-					return errStop
+					perr = protocol.InvalidParams(`"inputResponses" values must be result objects`)
+					return protocol.ErrStop
 				}
 				responses[name] = append(json.RawMessage(nil), v...)
 				return nil
@@ -200,7 +201,7 @@ func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, strin
 		case wire.KeyIs(key, "requestState"):
 			s, ok := wire.Unquote(val)
 			if !ok {
-				return invalidParams(`"requestState" must be a string`)
+				return protocol.InvalidParams(`"requestState" must be a string`)
 			}
 			state, hasState = s, true
 		}
@@ -212,12 +213,12 @@ func parseInputParams(params json.RawMessage) (map[string]json.RawMessage, strin
 // finishModern completes the reply of a 2026-07-28 call: the
 // input_required result when the handler asked for input, the envelope
 // (resultType, serverInfo, caching hints) on every result.
-func (e *Engine) finishModern(call *Call, r *Reply) {
-	if r.Err == errInputRequired && call.mrtr != nil {
+func (e *engine) finishModern(call *protocol.Call, r *protocol.Reply) {
+	if _, ok := call.Outbound.(*mrtrOutbound); ok && r.Err == errInputRequired {
 		res, jerr := e.inputRequiredResult(call)
 		r.Err, r.Result = jerr, nil
 		if jerr == nil {
-			r.Result, r.resultType = res, resultInputRequired
+			r.Result, r.ResultType = res, resultInputRequired
 			e.wrap(call, r)
 		}
 		return
@@ -225,8 +226,8 @@ func (e *Engine) finishModern(call *Call, r *Reply) {
 	if r.Err != nil || r.Result == nil {
 		return
 	}
-	if r.resultType == "" {
-		r.resultType = resultComplete
+	if r.ResultType == "" {
+		r.ResultType = resultComplete
 	}
 	e.wrap(call, r)
 }
@@ -234,35 +235,47 @@ func (e *Engine) finishModern(call *Call, r *Reply) {
 // wrap puts a 2026-07-28 result in its envelope, or, for a transport that
 // writes the response itself (Call.owned), leaves that to
 // appendReply, which writes it straight into the response.
-func (e *Engine) wrap(call *Call, r *Reply) {
-	if call.owned {
-		r.envelope = call.Method
+func (e *engine) wrap(call *protocol.Call, r *protocol.Reply) {
+	if call.Owned {
+		r.Envelope = call.Method
 		return
 	}
-	r.Result = e.envelope(call.Method, r.Result, r.resultType)
+	r.Result = e.envelope(call.Method, r.Result, r.ResultType)
 }
 
-// appendReply appends the JSON-RPC response of a reply from Dispatch to
-// dst: Reply.AppendTo, with the envelope an owned call left out.
-// It puts the reply's pooled result buffer back: r.Result is nil after.
-func (e *Engine) appendReply(dst []byte, id wire.ID, r *Reply) []byte {
-	if r.Err != nil || r.envelope == "" {
-		dst = r.AppendTo(dst, id)
-	} else {
-		dst = wire.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
-		dst = e.appendEnvelope(dst[:len(dst)-1], r.envelope, r.Result, r.resultType)
-		dst = append(dst, '}')
+// AppendReply implements protocol.Engine: the JSON-RPC response of a
+// reply, with the envelope an owned 2026-07-28 call left out written
+// straight into it. It puts the reply's pooled result buffer back:
+// r.Result is nil after.
+func (e *engine) AppendReply(dst []byte, id wire.ID, r *protocol.Reply) []byte {
+	if dst == nil {
+		n := len(r.Result) + 64
+		if r.Envelope != "" {
+			info, _ := e.identity()
+			n += len(info) + 96
+		}
+		dst = make([]byte, 0, n)
 	}
-	if r.pooled != nil {
-		wire.PutBuffer(r.pooled)
-		r.pooled, r.Result = nil, nil
+	switch {
+	case r.Err != nil:
+		dst = wire.AppendErrorResponse(dst, id, r.Err)
+	case r.Envelope != "":
+		dst = wire.AppendResponse(dst, id, nil) // {"jsonrpc":"2.0","id":…,"result":}
+		dst = e.appendEnvelope(dst[:len(dst)-1], r.Envelope, r.Result, r.ResultType)
+		dst = append(dst, '}')
+	case r.Result != nil:
+		dst = wire.AppendResponse(dst, id, r.Result)
+	}
+	if r.Pooled != nil {
+		wire.PutBuffer(r.Pooled)
+		r.Pooled, r.Result = nil, nil
 	}
 	return dst
 }
 
 // inputRequiredResult encodes {inputRequests, requestState}.
-func (e *Engine) inputRequiredResult(call *Call) ([]byte, *wire.Error) {
-	o := call.mrtr
+func (e *engine) inputRequiredResult(call *protocol.Call) ([]byte, *wire.Error) {
+	o := call.Outbound.(*mrtrOutbound)
 	o.mu.Lock()
 	pending := append([]pendingInput(nil), o.pending...)
 	used := o.used

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -160,7 +161,7 @@ func TestInputRequiredBoundToIdentity(t *testing.T) {
 }
 
 func TestRequestStateSealer(t *testing.T) {
-	c := &Call{Method: "tools/call", Params: json.RawMessage(`{"name":"ask","arguments":{"b":1,"a":[1,2]}}`), Identity: "id"}
+	c := &protocol.Call{Method: "tools/call", Params: json.RawMessage(`{"name":"ask","arguments":{"b":1,"a":[1,2]}}`), Identity: "id"}
 	old := newStateSealer([][]byte{[]byte("old key")}, time.Minute)
 	tok, err := old.seal(c, map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)})
 	require.NoError(t, err)
@@ -227,18 +228,18 @@ func (o *answeringOutbound) Request(_ context.Context, method string, _ json.Raw
 // an input_required result): one code path.
 func TestSameHandlerBothEras(t *testing.T) {
 	s, _, _ := modernFixture(t)
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	out := &answeringOutbound{}
 	caps := &ClientCapabilities{Elicitation: &ElicitationCapability{}}
-	legacy := Call{Method: "tools/call", ID: wire.Int(1), Params: json.RawMessage(`{"name":"ask"}`),
-		Revision: Rev20251125, Client: caps, Outbound: out}
+	legacy := protocol.Call{Method: "tools/call", ID: wire.Int(1), Params: json.RawMessage(`{"name":"ask"}`),
+		Revision: protocol.Rev20251125, Client: caps, Outbound: out}
 	r := e.Dispatch(context.Background(), &legacy, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), "hello Leg")
 	assert.Equal(t, []string{"elicitation/create"}, out.asked)
 
 	modern := legacy
-	modern.Revision, modern.Outbound = Rev20260728, nil
+	modern.Revision, modern.Outbound = protocol.Rev20260728, nil
 	r = e.Dispatch(context.Background(), &modern, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), `"resultType":"input_required"`)

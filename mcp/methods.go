@@ -1,36 +1,6 @@
 package mcp
 
-// Mode tells the session layer how to schedule a method (issue 4).
-type Mode uint8
-
-const (
-	// ModeFast methods touch no handler state: answer at once, never
-	// queue behind stateful work (ping, notifications/cancelled,
-	// notifications/initialized, notifications/progress).
-	ModeFast Mode = iota + 1
-	// ModeStateful methods run a callback that threads the session's
-	// state: one at a time per session, in arrival order, and the
-	// returned state is kept.
-	ModeStateful
-	// ModeStreaming methods may emit progress, logs and server→client
-	// requests while they run (tools/call, prompts/get, resources/read).
-	// The session may run them concurrently on a snapshot of the state and
-	// discard the state they return, or queue them as ModeStateful.
-	ModeStreaming
-)
-
-// String names the mode.
-func (m Mode) String() string {
-	switch m {
-	case ModeFast:
-		return "fast"
-	case ModeStateful:
-		return "stateful"
-	case ModeStreaming:
-		return "streaming"
-	}
-	return "unknown"
-}
+import "github.com/saguaro-go/saguaro/mcp/internal/protocol"
 
 // capability is what gates a method: the handler must implement (and, for
 // a CapabilityReporter, report) it.
@@ -46,66 +16,68 @@ const (
 	capLogging
 	capTasks  // the tasks extension is enabled
 	capSkills // the handler serves skills
-	// capLater marks methods of the table that this engine does not serve
-	// yet (tasks, server/discover, subscriptions/listen): MethodNotFound.
-	capLater
+	// capNever marks the methods the table knows but the engine does not
+	// serve (the experimental tasks of 2025-11-25): MethodNotFound.
+	capNever
 )
 
-// MethodInfo describes one method of the table.
-type MethodInfo struct {
-	// Name is the JSON-RPC method.
-	Name string
-	// Notification is true for client→server notifications, which never
-	// get a response.
-	Notification bool
-	// Mode is how the session layer should schedule it.
-	Mode Mode
-
-	revisions revSet
-	cap       capability
-	run       methodFunc
+// methodInfo is one method of the table.
+type methodInfo struct {
+	name         string
+	notification bool
+	mode         protocol.Mode
+	revisions    protocol.Revisions
+	cap          capability
+	run          methodFunc // nil: served by the transport (subscriptions/listen)
 }
 
-// In reports whether the method exists in revision r.
-func (m *MethodInfo) In(r Revision) bool { return m.revisions.has(r.orDefault()) }
+var (
+	revsLegacy = protocol.RevisionSet(protocol.Rev20250326, protocol.Rev20250618, protocol.Rev20251125)
+	revsAll    = protocol.RevisionSet(protocol.Rev20250326, protocol.Rev20250618, protocol.Rev20251125, protocol.Rev20260728)
+	revsOnly11 = protocol.RevisionSet(protocol.Rev20251125)
+	revsOnly26 = protocol.RevisionSet(protocol.Rev20260728)
+)
 
-// The method table: one for every transport. Revisions per
-// schema/<rev>/schema.ts; 2026-07-28 rows are here so issue 5 only adds
-// behaviour, not structure.
-func methodTable() []*MethodInfo {
-	return []*MethodInfo{
-		{Name: "initialize", Mode: ModeStateful, revisions: revsLegacy, run: (*Engine).initialize},
-		{Name: "ping", Mode: ModeFast, revisions: revsLegacy, run: (*Engine).ping},
-		{Name: "tools/list", Mode: ModeStateful, revisions: revsAll, cap: capTools, run: (*Engine).listTools},
-		{Name: "tools/call", Mode: ModeStreaming, revisions: revsAll, cap: capTools, run: (*Engine).callTool},
-		{Name: "resources/list", Mode: ModeStateful, revisions: revsAll, cap: capResources, run: (*Engine).listResources},
-		{Name: "resources/templates/list", Mode: ModeStateful, revisions: revsAll, cap: capResources, run: (*Engine).listTemplates},
-		{Name: "resources/read", Mode: ModeStreaming, revisions: revsAll, cap: capResources, run: (*Engine).readResource},
-		{Name: "resources/subscribe", Mode: ModeStateful, revisions: revsLegacy, cap: capSubscribe, run: (*Engine).subscribe},
-		{Name: "resources/unsubscribe", Mode: ModeStateful, revisions: revsLegacy, cap: capSubscribe, run: (*Engine).unsubscribe},
-		{Name: "prompts/list", Mode: ModeStateful, revisions: revsAll, cap: capPrompts, run: (*Engine).listPrompts},
-		{Name: "prompts/get", Mode: ModeStreaming, revisions: revsAll, cap: capPrompts, run: (*Engine).getPrompt},
-		{Name: "completion/complete", Mode: ModeStateful, revisions: revsAll, cap: capCompletions, run: (*Engine).complete},
-		{Name: "logging/setLevel", Mode: ModeStateful, revisions: revsLegacy, cap: capLogging, run: (*Engine).setLevel},
+// methodTable is the one table every transport uses. Revisions per the
+// specification's schema of each revision.
+func methodTable() []*methodInfo {
+	const (
+		fast      = protocol.ModeFast
+		stateful  = protocol.ModeStateful
+		streaming = protocol.ModeStreaming
+	)
+	return []*methodInfo{
+		{name: "initialize", mode: stateful, revisions: revsLegacy, run: (*engine).initialize},
+		{name: "ping", mode: fast, revisions: revsLegacy, run: (*engine).ping},
+		{name: "tools/list", mode: stateful, revisions: revsAll, cap: capTools, run: (*engine).listTools},
+		{name: "tools/call", mode: streaming, revisions: revsAll, cap: capTools, run: (*engine).callTool},
+		{name: "resources/list", mode: stateful, revisions: revsAll, cap: capResources, run: (*engine).listResources},
+		{name: "resources/templates/list", mode: stateful, revisions: revsAll, cap: capResources, run: (*engine).listTemplates},
+		{name: "resources/read", mode: streaming, revisions: revsAll, cap: capResources, run: (*engine).readResource},
+		{name: "resources/subscribe", mode: stateful, revisions: revsLegacy, cap: capSubscribe, run: (*engine).subscribe},
+		{name: "resources/unsubscribe", mode: stateful, revisions: revsLegacy, cap: capSubscribe, run: (*engine).unsubscribe},
+		{name: "prompts/list", mode: stateful, revisions: revsAll, cap: capPrompts, run: (*engine).listPrompts},
+		{name: "prompts/get", mode: streaming, revisions: revsAll, cap: capPrompts, run: (*engine).getPrompt},
+		{name: "completion/complete", mode: stateful, revisions: revsAll, cap: capCompletions, run: (*engine).complete},
+		{name: "logging/setLevel", mode: stateful, revisions: revsLegacy, cap: capLogging, run: (*engine).setLevel},
 
-		{Name: "notifications/initialized", Notification: true, Mode: ModeFast, revisions: revsLegacy, run: (*Engine).initialized},
-		{Name: "notifications/cancelled", Notification: true, Mode: ModeFast, revisions: revsAll, run: (*Engine).cancelled},
-		{Name: "notifications/progress", Notification: true, Mode: ModeFast, revisions: revsLegacy, run: (*Engine).ignore},
-		{Name: "notifications/roots/list_changed", Notification: true, Mode: ModeStateful, revisions: revsLegacy, run: (*Engine).rootsChanged},
+		{name: "notifications/initialized", notification: true, mode: fast, revisions: revsLegacy, run: (*engine).initialized},
+		{name: "notifications/cancelled", notification: true, mode: fast, revisions: revsAll, run: (*engine).cancelled},
+		{name: "notifications/progress", notification: true, mode: fast, revisions: revsLegacy, run: (*engine).ignore},
+		{name: "notifications/roots/list_changed", notification: true, mode: stateful, revisions: revsLegacy, run: (*engine).rootsChanged},
 
-		// 2026-07-28. subscriptions/listen is served by the transport (a
-		// long-lived stream); its row makes it known to the gates.
-		{Name: "server/discover", Mode: ModeFast, revisions: revsOnly26, run: (*Engine).discover},
-		{Name: "subscriptions/listen", Mode: ModeStreaming, revisions: revsOnly26, run: (*Engine).listenElsewhere},
-		{Name: "tasks/get", Mode: ModeFast, revisions: revsOnly26, cap: capTasks, run: (*Engine).tasksGet},
-		{Name: "tasks/update", Mode: ModeFast, revisions: revsOnly26, cap: capTasks, run: (*Engine).tasksUpdate},
-		{Name: "tasks/cancel", Mode: ModeFast, revisions: revsOnly26, cap: capTasks, run: (*Engine).tasksCancel},
-		{Name: "skills/list", Mode: ModeStateful, revisions: revsOnly26, cap: capSkills, run: (*Engine).listSkills},
-		{Name: "skills/get", Mode: ModeStateful, revisions: revsOnly26, cap: capSkills, run: (*Engine).getSkill},
+		// 2026-07-28.
+		{name: "server/discover", mode: fast, revisions: revsOnly26, run: (*engine).discover},
+		{name: "subscriptions/listen", mode: protocol.ModeListen, revisions: revsOnly26},
+		{name: "tasks/get", mode: fast, revisions: revsOnly26, cap: capTasks, run: (*engine).tasksGet},
+		{name: "tasks/update", mode: fast, revisions: revsOnly26, cap: capTasks, run: (*engine).tasksUpdate},
+		{name: "tasks/cancel", mode: fast, revisions: revsOnly26, cap: capTasks, run: (*engine).tasksCancel},
+		{name: "skills/list", mode: stateful, revisions: revsOnly26, cap: capSkills, run: (*engine).listSkills},
+		{name: "skills/get", mode: stateful, revisions: revsOnly26, cap: capSkills, run: (*engine).getSkill},
 
-		// Reserved: known to the table, not served by this engine (the
-		// 2025-11-25 experimental in-core tasks).
-		{Name: "tasks/result", Mode: ModeFast, revisions: revsOnly11, cap: capLater},
-		{Name: "tasks/list", Mode: ModeFast, revisions: revsOnly11, cap: capLater},
+		// Known to the table, not served (2025-11-25's experimental
+		// tasks).
+		{name: "tasks/result", mode: fast, revisions: revsOnly11, cap: capNever},
+		{name: "tasks/list", mode: fast, revisions: revsOnly11, cap: capNever},
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"strings"
 	"testing"
 )
@@ -46,58 +45,18 @@ func TestCapsCache(t *testing.T) {
 	}
 }
 
-// checkModern's pass reads a tools/call's params as parseToolCall does,
-// errors and duplicates included.
-func TestCheckModernReadsToolCall(t *testing.T) {
+// The Mcp-Name check sees the last name member, a string or not: no
+// check when it is not a string, a mismatch for a string that follows a
+// member the tools/call reading stopped at.
+func TestModernNameNotString(t *testing.T) {
+	t.Parallel()
 	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
 	if err := AddTool(s, &Tool{Name: "echo"}, func(context.Context, *CallToolRequest, EchoIn) (*CallToolResult, error) {
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tr := newTransport(&Options{Handler: s})
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":%s}`
-	for _, p := range []string{
-		`{"name":"echo","arguments":{"text":"a"},` + fmt.Sprintf(meta, `"t"`) + `}`,
-		`{"name":"echo","arguments":null,` + fmt.Sprintf(meta, `1`) + `}`,
-		`{"name":"echo","arguments":[1],` + fmt.Sprintf(meta, `2`) + `}`,
-		`{"name":"x","arguments":{},` + fmt.Sprintf(meta, `true`) + `,"name":"echo"}`,
-		`{"arguments":{},` + fmt.Sprintf(meta, `"t"`) + `}`,
-		`{"name":"echo","name":"echo","arguments":{},"arguments":{"text":"b"},` + fmt.Sprintf(meta, `"t"`) + `}`,
-	} {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + p + `}`
-		msg, derr := tr.engine.Decoder().Decode([]byte(body))
-		if derr != nil {
-			t.Fatal(p, derr)
-		}
-		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-		r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		r.Header.Set("Mcp-Method", "tools/call")
-		r.Header.Set("Mcp-Name", "echo")
-		mc, _, jerr := tr.checkModern(r, &msg)
-		if jerr != nil {
-			t.Fatal(p, jerr)
-		}
-		n1, a1, m1, e1 := parseToolCall(msg.Params)
-		n2, a2, m2, e2 := mc.tool.result()
-		if !mc.hasTool || n1 != n2 || string(a1) != string(a2) || string(m1.Raw) != string(m2.Raw) ||
-			m1.ProgressToken != m2.ProgressToken || fmt.Sprint(e1) != fmt.Sprint(e2) {
-			t.Errorf("%s:\nparseToolCall %q %s %s %v\ncheckModern   %q %s %s %v", p, n1, a1, m1.Raw, e1, n2, a2, m2.Raw, e2)
-		}
-	}
-}
-
-// checkModern's Mcp-Name check sees the last name member, a string or
-// not, as before it took the name from tool.visit: no check when it is not
-// a string, a mismatch for a string after tool.visit stopped at an error.
-func TestCheckModernNameNotString(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
-	if err := AddTool(s, &Tool{Name: "echo"}, func(context.Context, *CallToolRequest, EchoIn) (*CallToolResult, error) {
-		return nil, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tr := newTransport(&Options{Handler: s})
+	ep := Controller(&Options{Handler: s})
 	for p, mismatch := range map[string]bool{
 		`{"name":5}`:                               false,
 		`{"name":"echo","name":5}`:                 false,
@@ -105,17 +64,17 @@ func TestCheckModernNameNotString(t *testing.T) {
 		`{"name":"x","name":"echo"}`:               false,
 	} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},` + p[1:] + `}`
-		msg, derr := tr.engine.Decoder().Decode([]byte(body))
-		if derr != nil {
-			t.Fatal(p, derr)
-		}
-		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Accept", acceptBoth)
+		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		r.Header.Set("Mcp-Method", "tools/call")
 		r.Header.Set("Mcp-Name", "echo")
-		_, _, jerr := tr.checkModern(r, &msg)
-		if (jerr != nil) != mismatch || jerr != nil && jerr.Code != wire.HeaderMismatch {
-			t.Errorf("%s: %v", p, jerr)
+		w := httptest.NewRecorder()
+		ep.ServeHTTP(w, r)
+		gotMismatch := strings.Contains(w.Body.String(), `"code":-32020`)
+		if gotMismatch != mismatch {
+			t.Errorf("%s: %d %s", p, w.Code, w.Body)
 		}
 	}
 }

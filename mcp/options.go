@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 )
 
 // DefaultMaxBodyBytes is the default bound on a POST body (4 MiB).
@@ -25,12 +28,13 @@ type Options struct {
 	Sessions *SessionOptions
 
 	// Cluster shares the sessions with the other replicas of this server
-	// (package mcpredis implements it on Redis), so that a plain load
+	// (package mcpredis provides one on Redis), so that a plain load
 	// balancer with no stickiness can spread one session's requests over
-	// them; see Cluster for what moves and what is lost when a replica
-	// dies. It implies Sessions (with the defaults when Sessions is nil).
-	// nil keeps sessions in this process.
-	Cluster Cluster
+	// them; package cluster says what moves and what is lost when a
+	// replica dies. It implies Sessions (with the defaults when Sessions
+	// is nil). nil keeps sessions in this process (a cluster.Memory with
+	// this endpoint as its only replica).
+	Cluster cluster.Cluster
 
 	// JSONResponse answers every POST with application/json, even when
 	// the client accepts an event stream; progress and log notifications
@@ -103,6 +107,12 @@ type Options struct {
 	// WriteTimeout bounds each write to a client; default 10s.
 	WriteTimeout time.Duration
 
+	// KeepAlive is the interval of the keep-alive comments sent on every
+	// event stream while it has nothing else to send (session streams,
+	// 2026-07-28 call streams, subscriptions/listen); default 25s. Keep
+	// it below the idle timeout of every proxy between client and server.
+	KeepAlive time.Duration
+
 	// The 2026-07-28 revision (stateless, served on the same endpoint;
 	// see the package documentation).
 
@@ -110,7 +120,7 @@ type Options struct {
 	// first key seals, every key opens (rotation: put the new key first,
 	// drop the old one after StateTTL). nil means a random key per
 	// process: state then does not survive a restart or cross replicas.
-	// See EngineOptions.StateKeys.
+	// Keys should hold 32 random bytes; give every replica the same keys.
 	StateKeys [][]byte
 	// StateTTL bounds how long a client may take to answer an
 	// input_required result; default 10 minutes.
@@ -128,12 +138,69 @@ type Options struct {
 // Log attribute keys passed to [Options.Attrs]. They are the same strings
 // as the middleware package's MCP…Key constants.
 const (
-	AttrMethod    = "mcp.method"
-	AttrID        = "mcp.id"
-	AttrTool      = "mcp.tool"
-	AttrPrompt    = "mcp.prompt"
-	AttrResource  = "mcp.resource"
-	AttrSession   = "mcp.session"
-	AttrRevision  = "mcp.revision"
-	AttrErrorCode = "mcp.error_code"
+	AttrMethod    = protocol.AttrMethod
+	AttrID        = protocol.AttrID
+	AttrTool      = protocol.AttrTool
+	AttrPrompt    = protocol.AttrPrompt
+	AttrResource  = protocol.AttrResource
+	AttrSession   = protocol.AttrSession
+	AttrRevision  = protocol.AttrRevision
+	AttrErrorCode = protocol.AttrErrorCode
+)
+
+// SessionOptions configures stateful sessions ([Options.Sessions]). Zero
+// fields take the defaults.
+type SessionOptions struct {
+	// IdleTimeout ends a session that has had no request, call or open
+	// stream for this long; default 30 minutes. A session with a call in
+	// flight or a stream open is never reaped.
+	IdleTimeout time.Duration
+	// MaxSessions bounds the live sessions; an initialize beyond it is
+	// answered 503 with Retry-After. Default 100,000.
+	MaxSessions int
+	// QueueSize bounds the stateful callbacks waiting for their turn in one
+	// session (they run one at a time); one more is answered with
+	// InternalError "Server overloaded". Default 64. Handlers that ignore
+	// their state (a *Server) never queue.
+	QueueSize int
+	// RequestTimeout bounds each call; default 5 minutes, negative means
+	// none. It includes the time a server→client request waits for the
+	// client (a human answering an elicitation, say).
+	RequestTimeout time.Duration
+	// Retry is the reconnection delay event streams ask clients for; it is
+	// sent with the priming event that opens each stream. Default 1s.
+	Retry time.Duration
+	// ResumeGrace is how long a call whose response stream lost its
+	// client keeps running, waiting for the client to resume the stream
+	// with GET and Last-Event-ID; then its context is cancelled. It is
+	// also how long a finished call's result waits for a client that
+	// lost its stream before the stream is forgotten. Default 10s.
+	ResumeGrace time.Duration
+	// StreamEvents bounds the events each stream keeps for replay; default
+	// 128 (and 1 MiB). A call whose client is connected but this far
+	// behind waits in Progress or Log until the client reads; a client
+	// that is away, or behind on the session's GET stream, loses the
+	// oldest.
+	StreamEvents int
+	// OnOpen, when set, is called after initialize created a session,
+	// with the request that created it. It runs on the request's
+	// goroutine and must not block.
+	OnOpen func(r *http.Request, id string)
+	// OnClose, when set, is called once when a session ends, with why. It
+	// must not block.
+	OnClose func(id string, reason CloseReason)
+}
+
+// CloseReason says why a session ended.
+type CloseReason string
+
+// The reasons a session ends.
+const (
+	CloseDeleted  CloseReason = "deleted"  // the client sent DELETE
+	CloseIdle     CloseReason = "idle"     // reaped after IdleTimeout
+	CloseShutdown CloseReason = "shutdown" // Endpoint.Shutdown
+	CloseEnded    CloseReason = "ended"    // ended by the server otherwise
+	// CloseMoved: another replica of the cluster took the session over
+	// (this one was thought dead); the session goes on there.
+	CloseMoved CloseReason = "moved"
 )

@@ -7,42 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// Outbound is the back channel a transport supplies for one call: the way
-// a handler's notifications and server→client requests reach the client
-// that made this call, and only that client's stream for this call (never
-// another call's: a peer library misroutes them under concurrency).
-//
-// Params arrive encoded and UTF-8-checked; the transport adds the
-// envelope. Request blocks until the client answers or ctx ends and
-// returns the raw result; a client error answer is returned as a
-// *wire.Error.
-//
-// In the 2026-07-28 era (issue 5) the transport's Outbound answers a
-// request it has no response for with an *InputRequiredError; the handler
-// returns that error unchanged (as with any error) and the engine turns it
-// into an input_required result, so the same handler code serves both eras.
-type Outbound interface {
-	Notify(ctx context.Context, method string, params json.RawMessage) error
-	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-// DiscardOutbound is the Outbound of a transport with no back channel (the
-// stateless JSON transport): notifications are dropped, requests fail with
-// ErrNoBackchannel.
-type DiscardOutbound struct{}
-
-// Notify drops the notification.
-func (DiscardOutbound) Notify(context.Context, string, json.RawMessage) error { return nil }
-
-// Request fails with ErrNoBackchannel.
-func (DiscardOutbound) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	return nil, fmt.Errorf("%s: %w", method, ErrNoBackchannel)
-}
-
-// InputRequiredError is what a 2026-07-28 Outbound returns for a
+// InputRequiredError is what a 2026-07-28 protocol.Outbound returns for a
 // server→client request the client has not answered yet: the engine turns
 // it into {resultType:"input_required", inputRequests:{Key: {method,
 // params}}}. Handlers just return it. In legacy revisions it never occurs;
@@ -58,9 +27,9 @@ func (e *InputRequiredError) Error() string {
 	return "mcp: input required: " + e.Method
 }
 
-func (r *Request) outbound() Outbound {
+func (r *Request) outbound() protocol.Outbound {
 	if r.out == nil {
-		return DiscardOutbound{}
+		return protocol.Discard{}
 	}
 	return r.out
 }

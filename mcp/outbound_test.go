@@ -9,10 +9,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// recorder is an Outbound that records notifications and answers requests
+// recorder is an protocol.Outbound that records notifications and answers requests
 // from a table.
 type recorder struct {
 	mu      sync.Mutex
@@ -39,7 +40,7 @@ func (r *recorder) Request(ctx context.Context, method string, params json.RawMe
 	return json.RawMessage(a), nil
 }
 
-func newRequest(rev Revision, caps *ClientCapabilities, out Outbound, token string, level LogLevel) *Request {
+func newRequest(rev Revision, caps *ClientCapabilities, out protocol.Outbound, token string, level LogLevel) *Request {
 	r := &Request{Revision: rev, Client: caps, out: out, logLevel: level}
 	if token != "" {
 		r.Meta.ProgressToken = ProgressToken{raw: token}
@@ -90,11 +91,11 @@ func TestProgressTokenFromParams(t *testing.T) {
 		}
 		return req.Meta.ProgressToken.String(), nil
 	})
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	for _, tok := range []string{`7`, `"7"`} {
 		rec := &recorder{}
 		m, _ := e.Decoder().Decode([]byte(req("1", "tools/call", `{"name":"tok","_meta":{"progressToken":`+tok+`}}`)))
-		c := CallOf(&m, Rev20251125)
+		c := testCall(&m, Rev20251125)
 		c.Outbound = rec
 		r := e.Dispatch(context.Background(), &c, nil)
 		if string(r.Result) != `{"content":[{"type":"text","text":"7"}]}` {
@@ -236,7 +237,7 @@ func TestInputRequiredIsInternalInLegacy(t *testing.T) {
 		return "", &InputRequiredError{Key: "r0", Method: "elicitation/create"}
 	})
 	lg, _ := testLogger()
-	e := NewEngine(s, &EngineOptions{Logger: lg})
+	e := newEngine(s, engineOptions{Logger: lg})
 	if out := call(t, e, Rev20251125, "ask", `{}`); errorOf(t, out) != wire.InternalError {
 		t.Errorf("got %s", out)
 	}

@@ -16,7 +16,7 @@ type page struct {
 	Error *struct{ Code int } `json:"error"`
 }
 
-func listPage(t *testing.T, e *Engine, cursor string) page {
+func listPage(t *testing.T, e *engine, cursor string) page {
 	t.Helper()
 	params := ""
 	if cursor != "" {
@@ -38,7 +38,7 @@ func TestPagination(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	var names []string
 	cursor := ""
 	for n := 0; ; n++ {
@@ -93,7 +93,7 @@ func TestPagination(t *testing.T) {
 func TestPaginationPastTheEnd(t *testing.T) {
 	s := NewServer(Implementation{Name: "p", Version: "1"}, &ServerOptions{PageSize: 2})
 	_ = s.AddToolRaw(&Tool{Name: "a"}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) { return nil, nil })
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	p := listPage(t, e, s.sealer.seal('t', "zzz"))
 	if p.Error != nil || len(p.Result.Tools) != 0 || p.Result.NextCursor != "" {
 		t.Errorf("got %+v", p)

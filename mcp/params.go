@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -13,76 +14,11 @@ import (
 // are checked before any handler runs, and the hot methods decode without
 // reflection. Unknown members are ignored, as MCP allows extensions.
 
-func invalidParams(format string, args ...any) *wire.Error {
-	return wire.Errorf(wire.InvalidParams, "Invalid params: "+format, args...)
-}
-
-var (
-	errParamsNotObject = invalidParams("params must be an object")
-	errStop            = errors.New("stop")
-)
-
-// eachParam walks a params object; nil params are an empty object.
-func eachParam(params json.RawMessage, fn func(key, val []byte) *wire.Error) *wire.Error {
-	if params == nil {
-		return nil
-	}
-	if params[0] != '{' {
-		return errParamsNotObject
-	}
-	var perr *wire.Error
-	_ = wire.EachMember(params, func(key, val []byte) error {
-		if perr = fn(key, val); perr != nil {
-			return errStop
-		}
-		return nil
-	})
-	return perr
-}
-
-func isNull(val []byte) bool { return len(val) == 4 && string(val) == "null" }
-
-func paramString(val []byte, field string) (string, *wire.Error) {
-	s, ok := wire.Unquote(val)
-	if !ok {
-		return "", invalidParams("%q must be a string", field)
-	}
-	return s, nil
-}
-
-func paramObject(val []byte, field string) *wire.Error {
-	if val[0] != '{' {
-		return invalidParams("%q must be an object", field)
-	}
-	return nil
-}
-
-func missing(field string) *wire.Error { return invalidParams("missing %q", field) }
-
 // parseMeta reads _meta: an object whose progressToken, when present, is a
 // string or a number.
 func parseMeta(val []byte) (RequestMeta, *wire.Error) {
-	if isNull(val) {
-		return RequestMeta{}, nil
-	}
-	if val[0] != '{' {
-		return RequestMeta{}, invalidParams(`"_meta" must be an object`)
-	}
-	m := RequestMeta{Raw: val}
-	var perr *wire.Error
-	_ = wire.EachMember(val, func(key, v []byte) error {
-		if wire.KeyIs(key, "progressToken") {
-			switch c := v[0]; {
-			case c == '"' || c == '-' || (c >= '0' && c <= '9'):
-				m.ProgressToken = ProgressToken{raw: string(v)}
-			default:
-				perr = invalidParams(`"progressToken" must be a string or a number`)
-				return errStop
-			}
-		}
-		return nil
-	})
-	return m, perr
+	raw, progress, err := protocol.ReadMeta(val)
+	return RequestMeta{ProgressToken: ProgressToken{raw: progress}, Raw: raw}, err
 }
 
 // commonParams collects _meta; methods call it for keys they do not know.
@@ -97,18 +33,18 @@ func metaParam(key, val []byte, meta *RequestMeta) *wire.Error {
 
 func parsePlain(params json.RawMessage) (RequestMeta, *wire.Error) {
 	var meta RequestMeta
-	err := eachParam(params, func(key, val []byte) *wire.Error { return metaParam(key, val, &meta) })
+	err := protocol.EachParam(params, func(key, val []byte) *wire.Error { return metaParam(key, val, &meta) })
 	return meta, err
 }
 
 func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *wire.Error) {
-	err = eachParam(params, func(key, val []byte) *wire.Error {
+	err = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		if wire.KeyIs(key, "cursor") {
-			if isNull(val) {
+			if protocol.IsNull(val) {
 				return nil
 			}
 			var e *wire.Error
-			cursor, e = paramString(val, "cursor")
+			cursor, e = protocol.ParamString(val, "cursor")
 			return e
 		}
 		return metaParam(key, val, &meta)
@@ -117,81 +53,46 @@ func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *wi
 }
 
 func parseToolCall(params json.RawMessage) (name string, args json.RawMessage, meta RequestMeta, err *wire.Error) {
-	var p toolCallParams
-	p.err = eachParam(params, p.visit)
-	return p.result()
+	p := protocol.ReadToolCall(params)
+	return toolCallOf(&p)
 }
 
-// toolCallParams reads tools/call params member by member: parseToolCall,
-// or a transport's own pass over the params (Call.tool) that saves the
-// engine another one.
-type toolCallParams struct {
-	name    string
-	args    json.RawMessage
-	meta    RequestMeta
-	err     *wire.Error
-	hasName bool
-}
-
-// visit reads one member; after an error the caller stops.
-func (p *toolCallParams) visit(key, val []byte) *wire.Error {
-	switch {
-	case wire.KeyIs(key, "name"):
-		var e *wire.Error
-		p.name, e = paramString(val, "name")
-		p.hasName = true
-		return e
-	case wire.KeyIs(key, "arguments"):
-		if isNull(val) {
-			return nil
-		}
-		p.args = val
-		return paramObject(val, "arguments")
-	}
-	return metaParam(key, val, &p.meta)
-}
-
-// result is what parseToolCall returns once every member is read or the
-// first error is in p.err.
-func (p *toolCallParams) result() (string, json.RawMessage, RequestMeta, *wire.Error) {
-	err := p.err
-	if err == nil && !p.hasName {
-		err = missing("name")
-	}
-	return p.name, p.args, p.meta, err
+// toolCallOf is what a read of tools/call params found.
+func toolCallOf(p *protocol.ToolCall) (string, json.RawMessage, RequestMeta, *wire.Error) {
+	return p.Name, p.Args, RequestMeta{ProgressToken: ProgressToken{raw: p.Progress}, Raw: p.Meta}, p.Check()
 }
 
 func parseURI(params json.RawMessage) (uri string, meta RequestMeta, err *wire.Error) {
 	has := false
-	err = eachParam(params, func(key, val []byte) *wire.Error {
+	err = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		if wire.KeyIs(key, "uri") {
 			var e *wire.Error
-			uri, e = paramString(val, "uri")
+			uri, e = protocol.ParamString(val, "uri")
 			has = true
 			return e
 		}
 		return metaParam(key, val, &meta)
 	})
 	if err == nil && !has {
-		err = missing("uri")
+		err = protocol.Missing("uri")
 	}
 	return
 }
 
 func stringMap(val []byte, field string) (map[string]string, *wire.Error) {
 	m := map[string]string{}
-	if isNull(val) {
+	if protocol.IsNull(val) {
 		return m, nil
 	}
-	if err := paramObject(val, field); err != nil {
+	if err := protocol.ParamObject(val, field); err != nil {
 		return nil, err
 	}
 	var perr *wire.Error
 	_ = wire.EachMember(val, func(k, v []byte) error {
 		s, ok := wire.Unquote(v)
 		if !ok {
-			perr = invalidParams("%q values must be strings", field)
-			return errStop
+			perr = protocol.InvalidParams("%q values must be strings", field)
+			return protocol.ErrStop
 		}
 		m[wire.Key(k)] = s
 		return nil
@@ -201,11 +102,11 @@ func stringMap(val []byte, field string) (map[string]string, *wire.Error) {
 
 func parsePromptGet(params json.RawMessage) (name string, args map[string]string, meta RequestMeta, err *wire.Error) {
 	hasName := false
-	err = eachParam(params, func(key, val []byte) *wire.Error {
+	err = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		switch {
 		case wire.KeyIs(key, "name"):
 			var e *wire.Error
-			name, e = paramString(val, "name")
+			name, e = protocol.ParamString(val, "name")
 			hasName = true
 			return e
 		case wire.KeyIs(key, "arguments"):
@@ -216,7 +117,7 @@ func parsePromptGet(params json.RawMessage) (name string, args map[string]string
 		return metaParam(key, val, &meta)
 	})
 	if err == nil && !hasName {
-		err = missing("name")
+		err = protocol.Missing("name")
 	}
 	if args == nil {
 		args = map[string]string{}
@@ -226,25 +127,25 @@ func parsePromptGet(params json.RawMessage) (name string, args map[string]string
 
 func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue string, ctxArgs map[string]string, meta RequestMeta, err *wire.Error) {
 	hasRef, hasArg := false, false
-	err = eachParam(params, func(key, val []byte) *wire.Error {
+	err = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		switch {
 		case wire.KeyIs(key, "ref"):
 			hasRef = true
-			if e := paramObject(val, "ref"); e != nil {
+			if e := protocol.ParamObject(val, "ref"); e != nil {
 				return e
 			}
 			var perr *wire.Error
 			_ = wire.EachMember(val, func(k, v []byte) error {
 				switch {
 				case wire.KeyIs(k, "type"):
-					ref.Type, perr = paramString(v, "ref.type")
+					ref.Type, perr = protocol.ParamString(v, "ref.type")
 				case wire.KeyIs(k, "name"):
-					ref.Name, perr = paramString(v, "ref.name")
+					ref.Name, perr = protocol.ParamString(v, "ref.name")
 				case wire.KeyIs(k, "uri"):
-					ref.URI, perr = paramString(v, "ref.uri")
+					ref.URI, perr = protocol.ParamString(v, "ref.uri")
 				}
 				if perr != nil {
-					return errStop
+					return protocol.ErrStop
 				}
 				return nil
 			})
@@ -254,19 +155,19 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 			switch ref.Type {
 			case "ref/prompt":
 				if ref.Name == "" {
-					return missing("ref.name")
+					return protocol.Missing("ref.name")
 				}
 			case "ref/resource":
 				if ref.URI == "" {
-					return missing("ref.uri")
+					return protocol.Missing("ref.uri")
 				}
 			default:
-				return invalidParams(`"ref.type" must be "ref/prompt" or "ref/resource"`)
+				return protocol.InvalidParams(`"ref.type" must be "ref/prompt" or "ref/resource"`)
 			}
 			return nil
 		case wire.KeyIs(key, "argument"):
 			hasArg = true
-			if e := paramObject(val, "argument"); e != nil {
+			if e := protocol.ParamObject(val, "argument"); e != nil {
 				return e
 			}
 			gotName, gotValue := false, false
@@ -274,14 +175,14 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 			_ = wire.EachMember(val, func(k, v []byte) error {
 				switch {
 				case wire.KeyIs(k, "name"):
-					argName, perr = paramString(v, "argument.name")
+					argName, perr = protocol.ParamString(v, "argument.name")
 					gotName = true
 				case wire.KeyIs(k, "value"):
-					argValue, perr = paramString(v, "argument.value")
+					argValue, perr = protocol.ParamString(v, "argument.value")
 					gotValue = true
 				}
 				if perr != nil {
-					return errStop
+					return protocol.ErrStop
 				}
 				return nil
 			})
@@ -289,17 +190,17 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 				return perr
 			}
 			if !gotName {
-				return missing("argument.name")
+				return protocol.Missing("argument.name")
 			}
 			if !gotValue {
-				return missing("argument.value")
+				return protocol.Missing("argument.value")
 			}
 			return nil
 		case wire.KeyIs(key, "context"):
-			if isNull(val) {
+			if protocol.IsNull(val) {
 				return nil
 			}
-			if e := paramObject(val, "context"); e != nil {
+			if e := protocol.ParamObject(val, "context"); e != nil {
 				return e
 			}
 			var perr *wire.Error
@@ -307,7 +208,7 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 				if wire.KeyIs(k, "arguments") {
 					ctxArgs, perr = stringMap(v, "context.arguments")
 					if perr != nil {
-						return errStop
+						return protocol.ErrStop
 					}
 				}
 				return nil
@@ -317,10 +218,10 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 		return metaParam(key, val, &meta)
 	})
 	if err == nil && !hasRef {
-		err = missing("ref")
+		err = protocol.Missing("ref")
 	}
 	if err == nil && !hasArg {
-		err = missing("argument")
+		err = protocol.Missing("argument")
 	}
 	if ctxArgs == nil {
 		ctxArgs = map[string]string{}
@@ -330,16 +231,16 @@ func parseComplete(params json.RawMessage) (ref CompletionRef, argName, argValue
 
 func parseSetLevel(params json.RawMessage) (level LogLevel, meta RequestMeta, err *wire.Error) {
 	has := false
-	err = eachParam(params, func(key, val []byte) *wire.Error {
+	err = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		if wire.KeyIs(key, "level") {
 			has = true
-			s, e := paramString(val, "level")
+			s, e := protocol.ParamString(val, "level")
 			if e != nil {
 				return e
 			}
 			l, perr := ParseLogLevel(s)
 			if perr != nil {
-				return invalidParams("unknown log level %q", s)
+				return protocol.InvalidParams("unknown log level %q", s)
 			}
 			level = l
 			return nil
@@ -347,32 +248,32 @@ func parseSetLevel(params json.RawMessage) (level LogLevel, meta RequestMeta, er
 		return metaParam(key, val, &meta)
 	})
 	if err == nil && !has {
-		err = missing("level")
+		err = protocol.Missing("level")
 	}
 	return
 }
 
 func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMeta, err *wire.Error) {
 	var hasVersion, hasCaps, hasInfo bool
-	err = eachParam(params, func(key, val []byte) *wire.Error {
+	err = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		switch {
 		case wire.KeyIs(key, "protocolVersion"):
 			var e *wire.Error
-			p.ProtocolVersion, e = paramString(val, "protocolVersion")
+			p.ProtocolVersion, e = protocol.ParamString(val, "protocolVersion")
 			hasVersion = true
 			return e
 		case wire.KeyIs(key, "capabilities"):
 			hasCaps = true
-			if e := paramObject(val, "capabilities"); e != nil {
+			if e := protocol.ParamObject(val, "capabilities"); e != nil {
 				return e
 			}
 			if uerr := json.Unmarshal(val, &p.Capabilities); uerr != nil {
-				return invalidParams("capabilities: %s", typeErrorText(uerr))
+				return protocol.InvalidParams("capabilities: %s", typeErrorText(uerr))
 			}
 			return nil
 		case wire.KeyIs(key, "clientInfo"):
 			hasInfo = true
-			if e := paramObject(val, "clientInfo"); e != nil {
+			if e := protocol.ParamObject(val, "clientInfo"); e != nil {
 				return e
 			}
 			var gotName, gotVersion bool
@@ -380,16 +281,16 @@ func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMe
 			_ = wire.EachMember(val, func(k, v []byte) error {
 				switch {
 				case wire.KeyIs(k, "name"):
-					p.ClientInfo.Name, perr = paramString(v, "clientInfo.name")
+					p.ClientInfo.Name, perr = protocol.ParamString(v, "clientInfo.name")
 					gotName = true
 				case wire.KeyIs(k, "version"):
-					p.ClientInfo.Version, perr = paramString(v, "clientInfo.version")
+					p.ClientInfo.Version, perr = protocol.ParamString(v, "clientInfo.version")
 					gotVersion = true
 				case wire.KeyIs(k, "title"):
-					p.ClientInfo.Title, perr = paramString(v, "clientInfo.title")
+					p.ClientInfo.Title, perr = protocol.ParamString(v, "clientInfo.title")
 				}
 				if perr != nil {
-					return errStop
+					return protocol.ErrStop
 				}
 				return nil
 			})
@@ -397,10 +298,10 @@ func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMe
 				return perr
 			}
 			if !gotName {
-				return missing("clientInfo.name")
+				return protocol.Missing("clientInfo.name")
 			}
 			if !gotVersion {
-				return missing("clientInfo.version")
+				return protocol.Missing("clientInfo.version")
 			}
 			return nil
 		}
@@ -409,22 +310,22 @@ func parseInitialize(params json.RawMessage) (p InitializeParams, meta RequestMe
 	switch {
 	case err != nil:
 	case !hasVersion:
-		err = missing("protocolVersion")
+		err = protocol.Missing("protocolVersion")
 	case !hasCaps:
-		err = missing("capabilities")
+		err = protocol.Missing("capabilities")
 	case !hasInfo:
-		err = missing("clientInfo")
+		err = protocol.Missing("clientInfo")
 	}
 	return
 }
 
 func parseCancelled(params json.RawMessage) (id wire.ID, reason string, ok bool) {
-	perr := eachParam(params, func(key, val []byte) *wire.Error {
+	perr := protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		switch {
 		case wire.KeyIs(key, "requestId"):
 			v, good := wire.ParseID(val)
 			if !good {
-				return errParamsNotObject
+				return protocol.InvalidParams("\"requestId\" must be a string or an integer")
 			}
 			id = v
 		case wire.KeyIs(key, "reason"):

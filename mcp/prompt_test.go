@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func newPromptServer(t testing.TB) (*Server, *Engine) {
+func newPromptServer(t testing.TB) (*Server, *engine) {
 	t.Helper()
 	s := NewServer(Implementation{Name: "p", Version: "1"}, nil)
 	err := errors.Join(
@@ -47,7 +47,7 @@ func newPromptServer(t testing.TB) (*Server, *Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, NewEngine(s, nil)
+	return s, newEngine(s, engineOptions{})
 }
 
 func TestPrompts(t *testing.T) {

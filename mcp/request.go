@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 )
@@ -35,7 +36,7 @@ type Request struct {
 	// Params is the raw params object (nil when absent).
 	Params json.RawMessage
 
-	out      Outbound
+	out      protocol.Outbound
 	logLevel LogLevel
 
 	mu           sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -91,9 +92,9 @@ type statePayload struct {
 // binding digests what a state is bound to: the call's params without
 // _meta, inputResponses and requestState (canonical JSON, so a client's
 // re-encoding does not matter), and the caller.
-func binding(call *Call) (params, identity []byte) {
+func binding(call *protocol.Call) (params, identity []byte) {
 	canon := map[string]any{}
-	_ = eachParam(call.Params, func(key, val []byte) *wire.Error {
+	_ = protocol.EachParam(call.Params, func(key, val []byte) *wire.Error {
 		k, ok := wire.Unquote(key)
 		if !ok || k == "_meta" || k == "inputResponses" || k == "requestState" {
 			return nil
@@ -112,7 +113,7 @@ func binding(call *Call) (params, identity []byte) {
 	return p[:16], i[:16]
 }
 
-func (s *stateSealer) seal(call *Call, answers map[string]json.RawMessage) (string, error) {
+func (s *stateSealer) seal(call *protocol.Call, answers map[string]json.RawMessage) (string, error) {
 	d, id := binding(call)
 	pt, err := json.Marshal(&statePayload{Method: call.Method, Digest: d, Identity: id,
 		Expires: s.now().Add(s.ttl).Unix(), Answers: answers})
@@ -136,7 +137,7 @@ func stateError(reason string) *wire.Error {
 }
 
 // open verifies a state for call and returns its answers.
-func (s *stateSealer) open(token string, call *Call) (map[string]json.RawMessage, *wire.Error) {
+func (s *stateSealer) open(token string, call *protocol.Call) (map[string]json.RawMessage, *wire.Error) {
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(raw) < 1+4+12+16 || raw[0] != stateVersion {
 		return nil, stateError("tampered")

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func newResourceServer(t *testing.T) *Engine {
+func newResourceServer(t *testing.T) *engine {
 	t.Helper()
 	s := NewServer(Implementation{Name: "r", Version: "1"}, nil)
 	text := func(body string) ResourceFunc {
@@ -39,7 +39,7 @@ func newResourceServer(t *testing.T) *Engine {
 		}
 	}
 	lg, _ := testLogger()
-	return NewEngine(s, &EngineOptions{Logger: lg})
+	return newEngine(s, engineOptions{Logger: lg})
 }
 
 // vars answers with the template variables it was given, sorted.
@@ -53,7 +53,7 @@ func vars(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, e
 	return &ReadResourceResult{Contents: []*ResourceContents{{URI: req.URI, Text: strings.Join(parts, "&")}}}, nil
 }
 
-func read(t *testing.T, e *Engine, rev Revision, uri string) string {
+func read(t *testing.T, e *engine, rev Revision, uri string) string {
 	t.Helper()
 	out, _ := roundTrip(t, e, rev, req("1", "resources/read", fmt.Sprintf(`{"uri":%q}`, uri)), nil)
 	return out

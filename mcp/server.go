@@ -154,7 +154,7 @@ func (s *Server) Initialize(ctx context.Context, req *InitializeRequest, state a
 }
 
 // SetLogLevel implements LoggingHandler; the level itself is applied by
-// the session from the Reply's Effect.
+// the session from the protocol.Reply's protocol.Effect.
 func (s *Server) SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state any) (any, error) {
 	return state, nil
 }

@@ -27,7 +27,7 @@ func TestServerChangesAreObservableAndConcurrent(t *testing.T) {
 	if err := s.AddToolRaw(&Tool{Name: "stable"}, h); err != nil {
 		t.Fatal(err)
 	}
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 
 	var wg sync.WaitGroup
 	var calls atomic.Int64
@@ -44,7 +44,7 @@ func TestServerChangesAreObservableAndConcurrent(t *testing.T) {
 				}
 				for _, body := range []string{req("1", "tools/call", `{"name":"stable"}`), req("2", "tools/list", "")} {
 					m, _ := e.Decoder().Decode([]byte(body))
-					c := CallOf(&m, Rev20251125)
+					c := testCall(&m, Rev20251125)
 					if r := e.Dispatch(context.Background(), &c, nil); r.Err != nil {
 						t.Errorf("%s: %v", body, r.Err)
 						return
@@ -86,7 +86,7 @@ func TestServerChangesAreObservableAndConcurrent(t *testing.T) {
 
 func TestServerCapabilitiesFollowRegistration(t *testing.T) {
 	s := NewServer(Implementation{Name: "c", Version: "1"}, nil)
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	caps := func() string {
 		out, _ := roundTrip(t, e, 0, req("1", "initialize", fmt.Sprintf(initParams, "2025-11-25")), nil)
 		return out

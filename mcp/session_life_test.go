@@ -85,10 +85,10 @@ func TestAbandonedSessions(t *testing.T) {
 
 	// What an idle session costs, measured long before its timeout.
 	t.Run("cost", func(t *testing.T) {
-		tr := newTransport(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: time.Hour}})
+		ep := Controller(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: time.Hour}})
 		baseG, baseHeap := settledGoroutines(), heapInUse()
-		created := createSessions(t, tr.handler(), n)
-		require.Equal(t, n, tr.sessions.count())
+		created := createSessions(t, ep, n)
+		require.Equal(t, n, ep.Sessions())
 		heap := heapInUse()
 		goroutines := settledGoroutines()
 		perSession := float64(int64(heap)-int64(baseHeap)) / n
@@ -97,17 +97,17 @@ func TestAbandonedSessions(t *testing.T) {
 			n, created.Round(time.Millisecond), perSession, perSessionG, baseG, goroutines)
 		assert.Less(t, perSession, 4096.0, "heap per idle session")
 		assert.LessOrEqual(t, goroutines-baseG, 1, "an idle session holds no goroutine")
-		(&tserver{tr: tr}).endAll()
-		require.Equal(t, 0, tr.sessions.count())
+		require.NoError(t, ep.Shutdown(context.Background()))
+		require.Equal(t, 0, ep.Sessions())
 	})
 
 	// A short IdleTimeout reaps all of them, even while more are made.
 	t.Run("reaped", func(t *testing.T) {
 		idle := 300 * time.Millisecond
-		tr := newTransport(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: idle}})
+		ep := Controller(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: idle}})
 		baseG, baseHeap := settledGoroutines(), heapInUse()
-		created := createSessions(t, tr.handler(), n)
-		eventually2(t, 10*time.Second, func() bool { return tr.sessions.count() == 0 }, "sessions left: %d", tr.sessions.count())
+		created := createSessions(t, ep, n)
+		eventually2(t, 10*time.Second, func() bool { return ep.Sessions() == 0 }, "sessions left: %d", ep.Sessions())
 		left := float64(int64(heapInUse())-int64(baseHeap)) / n
 		t.Logf("created in %v, all reaped %v after; heap left %.0f B/session", created.Round(time.Millisecond), idle, left)
 		// What is left is not sessions: the session map keeps its peak
@@ -137,7 +137,7 @@ func TestHeldSessionsAreNotReaped(t *testing.T) {
 	t.Parallel()
 	const idle = 150 * time.Millisecond
 	f := newFixture(t)
-	ts := startServer(t, &Options{Handler: f.srv, Sessions: &SessionOptions{IdleTimeout: idle, KeepAlive: 20 * time.Millisecond}})
+	ts := startServer(t, &Options{Handler: f.srv, KeepAlive: 20 * time.Millisecond, Sessions: &SessionOptions{IdleTimeout: idle}})
 
 	streamSID := ts.open("2025-11-25", "{}")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -156,10 +156,10 @@ func TestHeldSessionsAreNotReaped(t *testing.T) {
 	require.Equal(t, "sampling/createMessage", q.Method)
 
 	idleSID := ts.open("2025-11-25", "{}")
-	eventually2(t, 10*idle, func() bool { return ts.session(idleSID) == nil }, "the idle session was not reaped")
+	eventually2(t, 10*idle, func() bool { return !ts.live(idleSID) }, "the idle session was not reaped")
 	time.Sleep(3 * idle)
 	for _, sid := range []string{streamSID, callSID, askSID} {
-		require.NotNil(t, ts.session(sid), "a held session was reaped")
+		require.True(t, ts.live(sid), "a held session was reaped")
 	}
 	// Keep-alives flowed on the idle GET stream meanwhile (read up to an
 	// event to see them).
@@ -176,7 +176,7 @@ func TestHeldSessionsAreNotReaped(t *testing.T) {
 	readEmpty(t, ts.post(callSID, note("notifications/cancelled", `{"requestId":1}`)), 202)
 	require.NotNil(t, (<-done).Error)
 	for _, sid := range []string{streamSID, callSID, askSID} {
-		eventually2(t, 10*idle, func() bool { return ts.session(sid) == nil }, "a released session was not reaped")
+		eventually2(t, 10*idle, func() bool { return !ts.live(sid) }, "a released session was not reaped")
 	}
 	// A reaped session is unknown.
 	readError(t, ts.post(callSID, req("3", "ping", "")), 404, -32600)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -242,13 +243,13 @@ func (s *Server) skillEntry(uri string) (json.RawMessage, bool) {
 }
 
 // listSkills answers skills/list: every skill in one page.
-func (e *Engine) listSkills(_ context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) listSkills(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	cursor, _, perr := parseList(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	if cursor != "" {
-		return Reply{State: state, Err: errBadCursor}
+		return protocol.Reply{State: state, Err: errBadCursor}
 	}
 	b := []byte(`{"skills":[`)
 	for i, ent := range e.skills.skillEntries() {
@@ -257,27 +258,27 @@ func (e *Engine) listSkills(_ context.Context, call *Call, _ Revision, state any
 		}
 		b = append(b, ent...)
 	}
-	return Reply{State: state, Result: append(b, "]}"...)}
+	return protocol.Reply{State: state, Result: append(b, "]}"...)}
 }
 
 // getSkill answers skills/get {uri}: the skill's entry.
-func (e *Engine) getSkill(_ context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) getSkill(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	uri, _, perr := parseURI(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	ent, ok := e.skills.skillEntry(uri)
 	if !ok {
-		return Reply{State: state, Err: &wire.Error{Code: wire.InvalidParams,
+		return protocol.Reply{State: state, Err: &wire.Error{Code: wire.InvalidParams,
 			Message: "Invalid params: unknown skill", Data: map[string]string{"uri": uri}}}
 	}
 	b := append([]byte(`{"skill":`), ent...)
-	return Reply{State: state, Result: append(b, '}')}
+	return protocol.Reply{State: state, Result: append(b, '}')}
 }
 
 // listenElsewhere: subscriptions/listen is a long-lived stream that the
 // HTTP transport serves itself; an engine called directly answers
 // MethodNotFound.
-func (e *Engine) listenElsewhere(_ context.Context, call *Call, _ Revision, state any) Reply {
-	return Reply{State: state, Err: methodNotFound(call.Method)}
+func (e *engine) listenElsewhere(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
+	return protocol.Reply{State: state, Err: methodNotFound(call.Method)}
 }

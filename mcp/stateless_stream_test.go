@@ -39,18 +39,3 @@ func TestStatelessProgressStreams(t *testing.T) {
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	readJSON(t, resp, http.StatusOK)
 }
-
-func TestWantsProgress(t *testing.T) {
-	t.Parallel()
-	for params, want := range map[string]bool{
-		`{"name":"x","_meta":{"progressToken":1}}`:  true,
-		`{"_meta":{"other":1,"progressToken":"a"}}`: true,
-		`{"name":"x"}`:              false,
-		`{"_meta":{}}`:              false,
-		`{"_meta":"progressToken"}`: false,
-		`{"arguments":{"_meta":{"progressToken":1}}}`:    false,
-		`{"_meta":{"nested":{"progressToken":1}},"x":1}`: false,
-	} {
-		assert.Equal(t, want, wantsProgress([]byte(params)), params)
-	}
-}

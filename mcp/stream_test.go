@@ -49,13 +49,13 @@ func TestStreamingPOST(t *testing.T) {
 			got, progress := progressOf(t, m)
 			require.Equal(t, tok, got, "the token is echoed with its JSON type")
 			require.Equal(t, float64(i), progress)
-			require.Equal(t, formatEventID(stream, int64(i)), id)
+			require.Equal(t, formatEventID(stream, int64(i)), untag(id))
 		}
 		m, id := s.msg()
 		require.Equal(t, `"c"`, string(m.ID))
 		want := strings.Trim(tok, `"`)
 		require.Equal(t, "done "+want, m.text(t))
-		require.Equal(t, formatEventID(stream, 4), id)
+		require.Equal(t, formatEventID(stream, 4), untag(id))
 		s.end()
 	}
 	// A quiet tool on the same session is answered as JSON, as is a
@@ -63,11 +63,9 @@ func TestStreamingPOST(t *testing.T) {
 	require.Equal(t, "quiet q", ts.call(sid, toolCall("2", "quiet", `{"text":"q"}`)).text(t))
 	require.Equal(t, "done ", ts.call(sid, toolCall("3", "progress", `{"n":3}`)).text(t))
 	// Nothing is left behind: finished streams are forgotten.
-	s := ts.session(sid)
 	eventually(t, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.streams) == 0
+		info, _ := ts.session(sid)
+		return len(info.Streams) == 0
 	}, "streams left in the session")
 }
 
@@ -154,12 +152,11 @@ func TestStreamingNoCrosstalk(t *testing.T) {
 	wg.Wait()
 }
 
-// standaloneStream returns the session's GET stream state.
-func attached(s *session, id int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.streams[id]
-	return st != nil && st.mb != nil
+// attached reports whether a connection is attached to a session's
+// stream.
+func attached(ts *tserver, sid string, stream int64) bool {
+	info, _ := ts.session(sid)
+	return info.Streams[stream]
 }
 
 func TestStreamResumeGET(t *testing.T) {
@@ -169,7 +166,6 @@ func TestStreamResumeGET(t *testing.T) {
 	sid := ts.open("2025-11-25", "{}")
 	other := ts.open("2025-11-25", "{}") // must hear only list changes
 	require.JSONEq(t, `{}`, string(ts.call(sid, req("1", "resources/subscribe", `{"uri":"test://watched"}`)).Result))
-	s := ts.session(sid)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	g := openStream(t, ts.get(ctx, sid))
@@ -189,7 +185,7 @@ func TestStreamResumeGET(t *testing.T) {
 	// Kill the connection mid-stream; wait until the server noticed.
 	cancel()
 	g.close()
-	eventually(t, func() bool { return !attached(s, 0) }, "the GET stream is still attached")
+	eventually(t, func() bool { return !attached(ts, sid, 0) }, "the GET stream is still attached")
 
 	// Emit more while nobody listens.
 	f.srv.ResourceUpdated("test://watched")
@@ -205,7 +201,7 @@ func TestStreamResumeGET(t *testing.T) {
 	for i, want := range wantMethods {
 		m, id := g.msg()
 		require.Equal(t, want, m.Method)
-		require.Equal(t, formatEventID(0, int64(3+i)), id)
+		require.Equal(t, formatEventID(0, int64(3+i)), untag(id))
 	}
 	// Live again, and nothing is replayed twice.
 	f.srv.ResourceUpdated("test://watched")
@@ -216,7 +212,7 @@ func TestStreamResumeGET(t *testing.T) {
 	cancel2()
 
 	// The other session heard the list changes only.
-	eventually(t, func() bool { return !attached(s, 0) }, "the GET stream is still attached")
+	eventually(t, func() bool { return !attached(ts, sid, 0) }, "the GET stream is still attached")
 	ctx3, cancel3 := context.WithCancel(context.Background())
 	defer cancel3()
 	o := openStream(t, ts.get(ctx3, other))
@@ -239,7 +235,6 @@ func TestStreamResumePOST(t *testing.T) {
 	f := newFixture(t)
 	ts := startServer(t, &Options{Handler: f.srv, Sessions: &SessionOptions{}})
 	sid := ts.open("2025-11-25", "{}")
-	s := ts.session(sid)
 
 	p := openStream(t, ts.post(sid, toolCall("7", "gated", `{"text":"close"}`)))
 	prime := p.priming()
@@ -248,13 +243,13 @@ func TestStreamResumePOST(t *testing.T) {
 	m, firstID := p.msg()
 	require.Equal(t, "notifications/message", m.Method)
 	require.Contains(t, string(m.Params), "first")
-	require.Equal(t, formatEventID(stream, 1), firstID)
+	require.Equal(t, formatEventID(stream, 1), untag(firstID))
 	// The server closes the connection with a retry, not the stream.
 	_, err := p.r.Next()
 	require.Error(t, err)
 	require.Equal(t, 20*time.Millisecond, p.r.Retry())
 	p.close()
-	eventually(t, func() bool { return !attached(s, stream) }, "the POST stream is still attached")
+	eventually(t, func() bool { return !attached(ts, sid, stream) }, "the POST stream is still attached")
 
 	// Meanwhile the session's GET stream has its own events.
 	require.NoError(t, AddTool(f.srv, &Tool{Name: "late"}, func(context.Context, *CallToolRequest, fixtureArgs) (string, error) { return "", nil }))
@@ -275,9 +270,9 @@ func TestStreamResumePOST(t *testing.T) {
 	// The finished stream is forgotten; its id now opens the GET stream,
 	// which has the list change (and not the POST's events).
 	eventually(t, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.streams[stream] == nil
+		info, _ := ts.session(sid)
+		_, kept := info.Streams[stream]
+		return !kept
 	}, "the finished POST stream was kept")
 	g := openStream(t, ts.get(ctx, sid, "Last-Event-ID", firstID))
 	g.priming()
@@ -507,11 +502,9 @@ func TestStreamAbandoned(t *testing.T) {
 	f := newFixture(t)
 	ts := startServer(t, &Options{Handler: f.srv, Sessions: &SessionOptions{ResumeGrace: 100 * time.Millisecond}})
 	sid := ts.open("2025-11-25", "{}")
-	s := ts.session(sid)
 	idle := func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.streams) == 0 && s.holds == 0 && len(s.inflight) == 0
+		info, _ := ts.session(sid)
+		return len(info.Streams) == 0 && info.Holds == 0 && info.Inflight == 0
 	}
 
 	// Left mid-call: the call is cancelled after the grace.
@@ -557,3 +550,23 @@ func TestStreamSlowReader(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, fmt.Sprintf("logged %d", n), msgs[0].text(t))
 }
+
+// parseEventID splits an event id "<stream>-<seq>", ignoring the tag
+// that names a POST stream's call.
+func parseEventID(id string) (stream, seq int64, ok bool) {
+	a, b, found := strings.Cut(untag(id), "-")
+	if !found {
+		return 0, 0, false
+	}
+	stream, err1 := strconv.ParseInt(a, 10, 64)
+	seq, err2 := strconv.ParseInt(b, 10, 64)
+	return stream, seq, err1 == nil && err2 == nil
+}
+
+// untag is an event id without the tag that names a POST stream's call.
+func untag(id string) string {
+	id, _, _ = strings.Cut(id, ".")
+	return id
+}
+
+func formatEventID(stream, seq int64) string { return fmt.Sprintf("%d-%d", stream, seq) }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -93,7 +94,7 @@ func (t *task) terminal() bool {
 }
 
 type taskStore struct {
-	e        *Engine
+	e        *engine
 	opts     TaskOptions
 	mu       sync.Mutex
 	m        map[string]*task
@@ -102,7 +103,7 @@ type taskStore struct {
 	prefix   string // EngineOptions.TaskIDPrefix
 }
 
-func newTaskStore(e *Engine, o *TaskOptions) *taskStore {
+func newTaskStore(e *engine, o *TaskOptions) *taskStore {
 	s := &taskStore{e: e, opts: *o, m: map[string]*task{}, now: time.Now}
 	if s.opts.TTL <= 0 {
 		s.opts.TTL = time.Hour
@@ -121,7 +122,7 @@ func newTaskStore(e *Engine, o *TaskOptions) *taskStore {
 
 // extensions lists what Capabilities advertises under extensions
 // (2026-07-28).
-func (e *Engine) extensions() map[string]json.RawMessage {
+func (e *engine) extensions() map[string]json.RawMessage {
 	var m map[string]json.RawMessage
 	add := func(id string, settings string) {
 		if m == nil {
@@ -153,19 +154,19 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 
 // taskCall runs a 2026-07-28 tools/call as a task when the tool and the
 // client allow it; done is false when the call should run synchronously.
-func (e *Engine) taskCall(ctx context.Context, call *Call, req *CallToolRequest, state any) (Reply, bool) {
+func (e *engine) taskCall(ctx context.Context, call *protocol.Call, req *CallToolRequest, state any) (protocol.Reply, bool) {
 	if e.tasks == nil || e.taskTools == nil {
-		return Reply{}, false
+		return protocol.Reply{}, false
 	}
 	support, deferred := e.taskTools.toolTaskSupport(req.Name)
 	if support == TaskForbidden {
-		return Reply{}, false
+		return protocol.Reply{}, false
 	}
-	if !clientHasExtension(call.Client, ExtTasks) {
+	if !clientHasExtension(clientOf(call), ExtTasks) {
 		if support == TaskRequired {
-			return Reply{State: state, Err: (&capabilityError{path: []string{"extensions", ExtTasks}}).rpcError()}, true
+			return protocol.Reply{State: state, Err: (&capabilityError{path: []string{"extensions", ExtTasks}}).rpcError()}, true
 		}
-		return Reply{}, false
+		return protocol.Reply{}, false
 	}
 	return e.tasks.run(ctx, call, req, state, deferred), true
 }
@@ -179,7 +180,7 @@ type handlerOutcome struct {
 // exists before the handler starts; with it, the handler runs in the call
 // until it calls StartTask (the call is then answered with the task) or
 // returns (the call is answered with its result).
-func (s *taskStore) run(ctx context.Context, call *Call, req *CallToolRequest, state any, deferred bool) Reply {
+func (s *taskStore) run(ctx context.Context, call *protocol.Call, req *CallToolRequest, state any, deferred bool) protocol.Reply {
 	e := s.e
 	started := make(chan *task, 1)
 	done := make(chan handlerOutcome, 1)
@@ -208,7 +209,7 @@ func (s *taskStore) run(ctx context.Context, call *Call, req *CallToolRequest, s
 	if !deferred {
 		hctx = start()
 		if startErr != nil {
-			return Reply{State: state, Err: startErr}
+			return protocol.Reply{State: state, Err: startErr}
 		}
 	}
 	go func() {
@@ -231,10 +232,10 @@ func (s *taskStore) run(ctx context.Context, call *Call, req *CallToolRequest, s
 	}()
 	select {
 	case nt := <-started:
-		return Reply{State: state, Result: s.created(nt), resultType: resultTask}
+		return protocol.Reply{State: state, Result: s.created(nt), ResultType: resultTask}
 	case out := <-done:
 		if startErr != nil {
-			return Reply{State: state, Err: startErr}
+			return protocol.Reply{State: state, Err: startErr}
 		}
 		res, err := out.res, out.err
 		if err != nil && !isProtocolError(err) && !errors.Is(err, ErrClientCapability) {
@@ -299,7 +300,7 @@ func (s *taskStore) finish(t *task, out handlerOutcome) {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		jerr = errCancelled
 	case isProtocolError(err) || errors.Is(err, ErrClientCapability):
-		jerr = s.e.handlerError(context.Background(), &Call{Method: "tools/call", Revision: Rev20260728}, err)
+		jerr = s.e.handlerError(context.Background(), &protocol.Call{Method: "tools/call", Revision: protocol.Rev20260728}, err)
 	default:
 		res = ToolError(err)
 	}
@@ -361,19 +362,19 @@ func (s *taskStore) created(t *task) []byte {
 }
 
 // lookup finds a task of the caller for a tasks/* request.
-func (e *Engine) taskRequest(call *Call) (*task, json.RawMessage, *wire.Error) {
-	if !clientHasExtension(call.Client, ExtTasks) {
+func (e *engine) taskRequest(call *protocol.Call) (*task, json.RawMessage, *wire.Error) {
+	if !clientHasExtension(clientOf(call), ExtTasks) {
 		return nil, nil, (&capabilityError{path: []string{"extensions", ExtTasks}}).rpcError()
 	}
 	var id string
 	var responses json.RawMessage
 	hasID := false
-	err := eachParam(call.Params, func(key, val []byte) *wire.Error {
+	err := protocol.EachParam(call.Params, func(key, val []byte) *wire.Error {
 		switch {
 		case wire.KeyIs(key, "taskId"):
 			s, ok := wire.Unquote(val)
 			if !ok {
-				return invalidParams(`"taskId" must be a string`)
+				return protocol.InvalidParams(`"taskId" must be a string`)
 			}
 			id, hasID = s, true
 		case wire.KeyIs(key, "inputResponses"):
@@ -385,7 +386,7 @@ func (e *Engine) taskRequest(call *Call) (*task, json.RawMessage, *wire.Error) {
 		return nil, nil, err
 	}
 	if !hasID {
-		return nil, nil, missing("taskId")
+		return nil, nil, protocol.Missing("taskId")
 	}
 	e.tasks.mu.Lock()
 	t := e.tasks.m[id]
@@ -397,16 +398,16 @@ func (e *Engine) taskRequest(call *Call) (*task, json.RawMessage, *wire.Error) {
 	return t, responses, nil
 }
 
-func (e *Engine) tasksGet(_ context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) tasksGet(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	t, _, jerr := e.taskRequest(call)
 	if jerr != nil {
-		return Reply{State: state, Err: jerr}
+		return protocol.Reply{State: state, Err: jerr}
 	}
 	b, err := e.tasks.detail(t)
 	if err != nil {
-		return Reply{State: state, Err: errUnencoded}
+		return protocol.Reply{State: state, Err: errUnencoded}
 	}
-	return Reply{State: state, Result: b}
+	return protocol.Reply{State: state, Result: b}
 }
 
 // detail encodes a task as tasks/get shows it (a DetailedTask): the task
@@ -478,13 +479,13 @@ func (s *taskStore) changed(t *task) {
 	}
 }
 
-func (e *Engine) tasksUpdate(_ context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) tasksUpdate(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	t, raw, jerr := e.taskRequest(call)
 	if jerr != nil {
-		return Reply{State: state, Err: jerr}
+		return protocol.Reply{State: state, Err: jerr}
 	}
 	if raw == nil || raw[0] != '{' {
-		return Reply{State: state, Err: invalidParams(`"inputResponses" must be an object`)}
+		return protocol.Reply{State: state, Err: protocol.InvalidParams(`"inputResponses" must be an object`)}
 	}
 	s := e.tasks
 	s.mu.Lock()
@@ -509,13 +510,13 @@ func (e *Engine) tasksUpdate(_ context.Context, call *Call, _ Revision, state an
 		t.status, t.updated = taskWorking, s.now()
 		go s.changed(t) // s.mu is held until return
 	}
-	return Reply{State: state, Result: resultEmpty}
+	return protocol.Reply{State: state, Result: resultEmpty}
 }
 
-func (e *Engine) tasksCancel(_ context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) tasksCancel(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	t, _, jerr := e.taskRequest(call)
 	if jerr != nil {
-		return Reply{State: state, Err: jerr}
+		return protocol.Reply{State: state, Err: jerr}
 	}
 	s := e.tasks
 	s.mu.Lock()
@@ -530,7 +531,7 @@ func (e *Engine) tasksCancel(_ context.Context, call *Call, _ Revision, state an
 		t.cancel()
 		s.changed(t)
 	}
-	return Reply{State: state, Result: resultEmpty}
+	return protocol.Reply{State: state, Result: resultEmpty}
 }
 
 // taskOutbound is the back channel of a running task: notifications are

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -54,7 +55,9 @@ func TestTasks(t *testing.T) {
 		require.Nil(t, r.err)
 		assert.Equal(t, "task", r.result["resultType"])
 		id := r.result["taskId"].(string)
-		assert.Len(t, id, 32)
+		replica, random, ok := strings.Cut(id, ".")
+		assert.True(t, ok && replica != "", "a task id names its replica: %q", id)
+		assert.Len(t, random, 32)
 		assert.Equal(t, "working", r.result["status"])
 		for _, k := range []string{"createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} {
 			assert.Contains(t, r.result, k)
@@ -215,11 +218,11 @@ func TestSkills(t *testing.T) {
 	} {
 		assert.ErrorIs(t, s.AddSkill(sk), ErrSkill, name)
 	}
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	caps := e.Capabilities(Rev20260728)
 	assert.Contains(t, caps.Extensions, ExtSkills)
 	assert.Empty(t, e.Capabilities(Rev20251125).Extensions)
-	r := e.Dispatch(context.Background(), &Call{Method: "skills/list", ID: wire.Int(1), Revision: Rev20260728}, nil)
+	r := e.Dispatch(context.Background(), &protocol.Call{Method: "skills/list", ID: wire.Int(1), Revision: protocol.Rev20260728}, nil)
 	require.Nil(t, r.Err)
 	var list struct {
 		Skills []struct {
@@ -244,15 +247,15 @@ func TestSkills(t *testing.T) {
 	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, sk.Resources[0].Digest)
 	assert.NotNil(t, list.TTL)
 
-	r = e.Dispatch(context.Background(), &Call{Method: "skills/get", ID: wire.Int(2), Revision: Rev20260728,
+	r = e.Dispatch(context.Background(), &protocol.Call{Method: "skills/get", ID: wire.Int(2), Revision: protocol.Rev20260728,
 		Params: json.RawMessage(`{"uri":"skill://acme/pdf-tools/SKILL.md"}`)}, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), `"uri":"skill://acme/pdf-tools/SKILL.md"}`)
-	r = e.Dispatch(context.Background(), &Call{Method: "skills/get", ID: wire.Int(3), Revision: Rev20260728,
+	r = e.Dispatch(context.Background(), &protocol.Call{Method: "skills/get", ID: wire.Int(3), Revision: protocol.Rev20260728,
 		Params: json.RawMessage(`{"uri":"skill://nope/SKILL.md"}`)}, nil)
 	require.NotNil(t, r.Err)
 	assert.Equal(t, -32602, r.Err.Code)
-	r = e.Dispatch(context.Background(), &Call{Method: "resources/read", ID: wire.Int(4), Revision: Rev20260728,
+	r = e.Dispatch(context.Background(), &protocol.Call{Method: "resources/read", ID: wire.Int(4), Revision: protocol.Rev20260728,
 		Params: json.RawMessage(`{"uri":"skill://acme/pdf-tools/SKILL.md"}`)}, nil)
 	require.Nil(t, r.Err)
 	assert.Contains(t, string(r.Result), `"mimeType":"text/markdown"`)

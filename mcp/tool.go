@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -26,7 +27,7 @@ type RawToolFunc func(ctx context.Context, req *CallToolRequest) (*CallToolResul
 
 type toolEntry struct {
 	tool    Tool
-	headers []paramHeader // x-mcp-header annotations
+	headers []protocol.ParamHeader // x-mcp-header annotations
 	enc     *[nRevs][]byte
 	input   *compiledSchema
 	output  *compiledSchema
@@ -270,7 +271,7 @@ func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, 
 
 // paramHeaders implements paramHeaderer: the tool's x-mcp-header
 // annotations, checked against Mcp-Param-* headers in 2026-07-28.
-func (s *Server) paramHeaders(tool string) []paramHeader {
+func (s *Server) paramHeaders(tool string) []protocol.ParamHeader {
 	if ent := s.snap.Load().tools[tool]; ent != nil {
 		return ent.headers
 	}

@@ -26,7 +26,7 @@ type SumOut struct {
 	Sum int `json:"sum"`
 }
 
-func newTestServer(t *testing.T) (*Server, *Engine) {
+func newTestServer(t *testing.T) (*Server, *engine) {
 	t.Helper()
 	s := NewServer(Implementation{Name: "test", Version: "1"}, &ServerOptions{Instructions: "hi"})
 	must := func(err error) {
@@ -65,12 +65,12 @@ func newTestServer(t *testing.T) (*Server, *Engine) {
 		return &CallToolResult{Content: []Content{Text("args=" + string(req.Arguments))}}, nil
 	}))
 	lg, _ := testLogger()
-	return s, NewEngine(s, &EngineOptions{Logger: lg})
+	return s, newEngine(s, engineOptions{Logger: lg})
 }
 
 const schema202012 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`
 
-func call(t *testing.T, e *Engine, rev Revision, name, args string) string {
+func call(t *testing.T, e *engine, rev Revision, name, args string) string {
 	t.Helper()
 	params := fmt.Sprintf(`{"name":%q}`, name)
 	if args != "" {
@@ -228,7 +228,7 @@ func TestToolProtocolErrorsStayErrors(t *testing.T) {
 	_ = AddTool(s, &Tool{Name: "params"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
 		return "", fmt.Errorf("%w: a and b conflict", ErrInvalidParams)
 	})
-	e := NewEngine(s, nil)
+	e := newEngine(s, engineOptions{})
 	if out := call(t, e, Rev20251125, "rpc", `{}`); out != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad combination"}}` {
 		t.Error(out)
 	}

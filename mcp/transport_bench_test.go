@@ -111,9 +111,8 @@ func BenchmarkLoopbackBareSession(b *testing.B) {
 }
 
 func BenchmarkLoopbackControllerSession(b *testing.B) {
-	tr := newTransport(&Options{Handler: benchServer(b), Sessions: &SessionOptions{}})
-	defer (&tserver{tr: tr}).endAll()
-	h := tr.handler()
+	h := Controller(&Options{Handler: benchServer(b), Sessions: &SessionOptions{}})
+	defer func() { _ = h.Shutdown(context.Background()) }()
 	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(initBody("2025-11-25", "{}"))))
 	r.Header.Set("Accept", acceptBoth)
 	r.Header.Set("Content-Type", "application/json")

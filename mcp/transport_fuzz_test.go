@@ -59,10 +59,10 @@ func FuzzTransportPOST(f *testing.F) {
 		}
 	}
 	lg, _ := quietLogger()
-	stateless := newTransport(&Options{Handler: fuzzServer(f), Logger: lg, MaxBodyBytes: 64 << 10}).handler()
-	sessions := newTransport(&Options{Handler: fuzzServer(f), Logger: lg, MaxBodyBytes: 64 << 10, JSONResponse: true,
+	stateless := Controller(&Options{Handler: fuzzServer(f), Logger: lg, MaxBodyBytes: 64 << 10})
+	sessions := Controller(&Options{Handler: fuzzServer(f), Logger: lg, MaxBodyBytes: 64 << 10, JSONResponse: true,
 		Sessions: &SessionOptions{}})
-	sh := sessions.handler()
+	sh := sessions
 	sid := ""
 	open := func() {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(initBody("2025-03-26", "{}"))))
@@ -76,7 +76,7 @@ func FuzzTransportPOST(f *testing.F) {
 		}
 	}
 	open()
-	f.Cleanup(func() { (&tserver{tr: sessions}).endAll() })
+	f.Cleanup(func() { _ = sessions.Shutdown(context.Background()) })
 
 	f.Fuzz(func(t *testing.T, body []byte, sel uint8, withSession bool) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
@@ -102,7 +102,7 @@ func FuzzTransportPOST(f *testing.F) {
 		h := stateless
 		if withSession {
 			h = sh
-			if sessions.sessions.count() == 0 {
+			if sessions.Sessions() == 0 {
 				open()
 			}
 			if sel&32 == 0 {

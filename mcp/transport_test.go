@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/streamable"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -184,7 +185,7 @@ func pauseCtx(ctx context.Context, d time.Duration) error {
 // tserver is a Controller behind a real loopback HTTP server.
 type tserver struct {
 	t   testing.TB
-	tr  *transport
+	ep  *Endpoint
 	srv *httptest.Server
 	url string
 	hc  *http.Client
@@ -210,9 +211,9 @@ func startServer(t testing.TB, opts *Options) *tserver {
 	if o.Handler == nil {
 		o.Handler = newFixture(t).srv
 	}
-	tr := newTransport(&o)
-	srv := httptest.NewServer(tr.handler())
-	ts := &tserver{t: t, tr: tr, srv: srv, url: srv.URL + "/mcp", hc: srv.Client(), log: buf}
+	ep := Controller(&o)
+	srv := httptest.NewServer(ep)
+	ts := &tserver{t: t, ep: ep, srv: srv, url: srv.URL + "/mcp", hc: srv.Client(), log: buf}
 	t.Cleanup(func() {
 		ts.endAll()
 		srv.CloseClientConnections()
@@ -222,30 +223,20 @@ func startServer(t testing.TB, opts *Options) *tserver {
 }
 
 // endAll ends every live session.
-func (ts *tserver) endAll() {
-	if ts.tr.sessions == nil {
-		return
-	}
-	tab := ts.tr.sessions
-	tab.mu.RLock()
-	all := make([]*session, 0, len(tab.m))
-	for _, s := range tab.m {
-		all = append(all, s)
-	}
-	tab.mu.RUnlock()
-	for _, s := range all {
-		s.end()
-	}
-}
+func (ts *tserver) endAll() { _ = ts.ep.Shutdown(context.Background()) }
 
 // sessionCount is the number of live sessions.
-func (ts *tserver) sessionCount() int { return ts.tr.sessions.count() }
+func (ts *tserver) sessionCount() int { return ts.ep.Sessions() }
 
-// session returns a live session by id.
-func (ts *tserver) session(id string) *session {
-	ts.tr.sessions.mu.RLock()
-	defer ts.tr.sessions.mu.RUnlock()
-	return ts.tr.sessions.m[id]
+// session describes a live session; ok is false once it ended.
+func (ts *tserver) session(id string) (info streamable.SessionInfo, ok bool) {
+	return ts.ep.t.Session(id)
+}
+
+// live reports whether a session is live.
+func (ts *tserver) live(id string) bool {
+	_, ok := ts.session(id)
+	return ok
 }
 
 const acceptBoth = "application/json, text/event-stream"

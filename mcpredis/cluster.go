@@ -1,5 +1,5 @@
 // Package mcpredis shares MCP sessions among the replicas of a server on
-// Redis: an [mcp.Cluster] for [mcp.Options.Cluster], so that a plain load
+// Redis: an [cluster.Cluster] for [mcp.Options.Cluster], so that a plain load
 // balancer with no stickiness can spread one session's requests over the
 // replicas.
 //
@@ -18,7 +18,7 @@
 // changes and sessions taken over. What it does not hold: calls in
 // flight, their response streams, server→client requests waiting for an
 // answer; these live on the session's owner, where every request of the
-// session is relayed, and die with it (see mcp.Cluster).
+// session is relayed, and die with it (see cluster.Cluster).
 //
 // Redis keeps nothing on disk on our machines, and this package does not
 // need it to: when Redis restarts empty, every replica records its live
@@ -51,8 +51,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
 )
 
 // Options configures [New]. Zero fields take the defaults.
@@ -80,12 +79,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Cluster is an [mcp.Cluster] on Redis. Make one per process with [New];
+// Cluster is an [cluster.Cluster] on Redis. Make one per process with [New];
 // it is safe for concurrent use. Close it when the server stops.
 type Cluster struct {
 	rdb    redis.UniversalClient
 	opts   Options
-	self   mcp.Replica
+	self   cluster.Replica
 	log    *slog.Logger
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -93,13 +92,13 @@ type Cluster struct {
 	beaten atomic.Bool // a beat succeeded once
 
 	mu       sync.Mutex
-	watchers map[int]func(mcp.Notice)
+	watchers map[int]func(cluster.Notice)
 	nextW    int
 	announce chan announcement
 }
 
 type announcement struct {
-	c    mcp.Change
+	c    cluster.Change
 	data []byte
 }
 
@@ -155,9 +154,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Cluste
 	c := &Cluster{
 		rdb:      rdb,
 		opts:     o,
-		self:     mcp.Replica{ID: o.ID, URL: o.URL},
+		self:     cluster.Replica{ID: o.ID, URL: o.URL},
 		log:      o.Logger,
-		watchers: map[int]func(mcp.Notice){},
+		watchers: map[int]func(cluster.Notice){},
 		announce: make(chan announcement, 1024),
 	}
 	if _, err := c.beat(ctx); err != nil {
@@ -190,8 +189,8 @@ func (c *Cluster) Close() error {
 	return c.rdb.Del(ctx, c.key("r:", c.self.ID)).Err()
 }
 
-// Self implements mcp.Cluster.
-func (c *Cluster) Self() mcp.Replica { return c.self }
+// Self implements cluster.Cluster.
+func (c *Cluster) Self() cluster.Replica { return c.self }
 
 func (c *Cluster) key(kind, name string) string { return c.opts.Prefix + kind + name }
 
@@ -217,39 +216,35 @@ func (c *Cluster) SharedKey(ctx context.Context, name string, size int) ([]byte,
 	return v, nil
 }
 
-// Create implements mcp.Cluster.
-func (c *Cluster) Create(ctx context.Context, rec *mcp.SessionRecord, ttl time.Duration) error {
+// Create implements cluster.Cluster.
+func (c *Cluster) Create(ctx context.Context, rec *cluster.Record, ttl time.Duration) error {
 	return c.save(ctx, "create", rec, ttl)
 }
 
-// Save implements mcp.Cluster.
-func (c *Cluster) Save(ctx context.Context, rec *mcp.SessionRecord, ttl time.Duration) error {
+// Save implements cluster.Cluster.
+func (c *Cluster) Save(ctx context.Context, rec *cluster.Record, ttl time.Duration) error {
 	return c.save(ctx, "save", rec, ttl)
 }
 
-func (c *Cluster) save(ctx context.Context, mode string, rec *mcp.SessionRecord, ttl time.Duration) error {
+func (c *Cluster) save(ctx context.Context, mode string, rec *cluster.Record, ttl time.Duration) error {
 	client := []byte("null")
-	if rec.Client != nil {
-		b, err := json.Marshal(rec.Client)
-		if err != nil {
-			return fmt.Errorf("mcpredis: client capabilities: %w", err)
-		}
-		client = b
+	if len(rec.Client) > 0 {
+		client = rec.Client
 	}
 	subs := []byte("[]")
 	if len(rec.Subscriptions) > 0 {
 		subs, _ = json.Marshal(rec.Subscriptions)
 	}
 	n, err := saveScript.Run(ctx, c.rdb, nil, c.opts.Prefix, rec.ID, mode, c.self.ID, ttl.Milliseconds(),
-		rec.Identity, rec.Revision.String(), client, int(rec.LogLevel), flag(rec.Initialized), subs,
+		rec.Identity, rec.Revision, client, rec.LogLevel, flag(rec.Initialized), subs,
 		rec.State, flag(rec.Movable), rec.Seq).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("mcpredis: %s: %w", mode, err)
 	case n == 0:
-		return mcp.ErrSessionUnknown
+		return cluster.ErrSessionUnknown
 	case n == -2:
-		return mcp.ErrSessionMoved
+		return cluster.ErrSessionMoved
 	}
 	return nil
 }
@@ -261,8 +256,8 @@ func flag(b bool) string {
 	return "0"
 }
 
-// Load implements mcp.Cluster.
-func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, error) {
+// Load implements cluster.Cluster.
+func (c *Cluster) Load(ctx context.Context, id string) (*cluster.Record, error) {
 	v, err := loadScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("mcpredis: load: %w", err)
@@ -286,10 +281,10 @@ func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, erro
 		if gen, _ := v[3].(int64); gen == 0 {
 			return nil, ErrRecovering
 		}
-		return nil, mcp.ErrSessionUnknown
+		return nil, cluster.ErrSessionUnknown
 	}
 	ownerURL, _ := v[1].(string)
-	rec := &mcp.SessionRecord{
+	rec := &cluster.Record{
 		ID:          id,
 		Owner:       m["owner"],
 		OwnerURL:    ownerURL,
@@ -297,16 +292,9 @@ func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, erro
 		Initialized: m["init"] == "1",
 		Movable:     m["movable"] == "1",
 	}
-	rev, ok := mcp.ParseRevision(m["rev"])
-	if !ok {
-		return nil, fmt.Errorf("mcpredis: load: session %s has revision %q", id, m["rev"])
-	}
-	rec.Revision = rev
+	rec.Revision = m["rev"]
 	if cl := m["client"]; cl != "" && cl != "null" {
-		rec.Client = new(mcp.ClientCapabilities)
-		if err := json.Unmarshal([]byte(cl), rec.Client); err != nil {
-			return nil, fmt.Errorf("mcpredis: load: client capabilities: %w", err)
-		}
+		rec.Client = json.RawMessage(cl)
 	}
 	if subs := m["subs"]; subs != "" && subs != "[]" {
 		if err := json.Unmarshal([]byte(subs), &rec.Subscriptions); err != nil {
@@ -316,37 +304,36 @@ func (c *Cluster) Load(ctx context.Context, id string) (*mcp.SessionRecord, erro
 	if st := m["state"]; st != "" {
 		rec.State = []byte(st)
 	}
-	level, _ := strconv.Atoi(m["level"])
-	rec.LogLevel = mcp.LogLevel(level)
+	rec.LogLevel = m["level"]
 	rec.Seq, _ = strconv.ParseInt(m["seq"], 10, 64)
 	return rec, nil
 }
 
-// Touch implements mcp.Cluster.
+// Touch implements cluster.Cluster.
 func (c *Cluster) Touch(ctx context.Context, id string, ttl time.Duration) error {
 	n, err := touchScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, ttl.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("mcpredis: touch: %w", err)
 	}
 	if n == 0 {
-		return mcp.ErrSessionUnknown
+		return cluster.ErrSessionUnknown
 	}
 	return nil
 }
 
-// Claim implements mcp.Cluster.
+// Claim implements cluster.Cluster.
 func (c *Cluster) Claim(ctx context.Context, id, from string) (bool, error) {
 	n, err := claimScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, from, c.self.ID).Int()
 	if err != nil {
 		return false, fmt.Errorf("mcpredis: claim: %w", err)
 	}
 	if n < 0 {
-		return false, mcp.ErrSessionUnknown
+		return false, cluster.ErrSessionUnknown
 	}
 	return n == 1, nil
 }
 
-// Release implements mcp.Cluster.
+// Release implements cluster.Cluster.
 func (c *Cluster) Release(ctx context.Context, id string) error {
 	if err := releaseScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, c.self.ID).Err(); err != nil {
 		return fmt.Errorf("mcpredis: release: %w", err)
@@ -354,7 +341,7 @@ func (c *Cluster) Release(ctx context.Context, id string) error {
 	return nil
 }
 
-// End implements mcp.Cluster.
+// End implements cluster.Cluster.
 func (c *Cluster) End(ctx context.Context, id string) error {
 	if err := endScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id).Err(); err != nil {
 		return fmt.Errorf("mcpredis: end: %w", err)
@@ -362,11 +349,11 @@ func (c *Cluster) End(ctx context.Context, id string) error {
 	return nil
 }
 
-// Locate implements mcp.Cluster.
+// Locate implements cluster.Cluster.
 func (c *Cluster) Locate(ctx context.Context, replica string) (string, error) {
 	url, err := c.rdb.Get(ctx, c.key("r:", replica)).Result()
 	if errors.Is(err, redis.Nil) {
-		return "", mcp.ErrReplicaGone
+		return "", cluster.ErrReplicaGone
 	}
 	if err != nil {
 		return "", fmt.Errorf("mcpredis: locate: %w", err)
@@ -374,25 +361,25 @@ func (c *Cluster) Locate(ctx context.Context, replica string) (string, error) {
 	return url, nil
 }
 
-// Append implements mcp.Cluster.
+// Append implements cluster.Cluster.
 func (c *Cluster) Append(ctx context.Context, id string, data []byte) (int64, error) {
 	n, err := appendScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, data, c.opts.MaxEvents).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("mcpredis: append: %w", err)
 	}
 	if n < 0 {
-		return 0, mcp.ErrSessionUnknown
+		return 0, cluster.ErrSessionUnknown
 	}
 	return n, nil
 }
 
-// Events implements mcp.Cluster.
-func (c *Cluster) Events(ctx context.Context, id string, after int64) ([]mcp.LoggedEvent, error) {
+// Events implements cluster.Cluster.
+func (c *Cluster) Events(ctx context.Context, id string, after int64) ([]cluster.Event, error) {
 	msgs, err := c.rdb.XRange(ctx, c.key("e:", id), "("+strconv.FormatInt(after, 10)+"-0", "+").Result()
 	if err != nil {
 		return nil, fmt.Errorf("mcpredis: events: %w", err)
 	}
-	out := make([]mcp.LoggedEvent, 0, len(msgs))
+	out := make([]cluster.Event, 0, len(msgs))
 	for _, m := range msgs {
 		seq, _, _ := strings.Cut(m.ID, "-")
 		n, err := strconv.ParseInt(seq, 10, 64)
@@ -400,20 +387,20 @@ func (c *Cluster) Events(ctx context.Context, id string, after int64) ([]mcp.Log
 			continue
 		}
 		d, _ := m.Values["d"].(string)
-		out = append(out, mcp.LoggedEvent{Seq: n, Data: []byte(d)})
+		out = append(out, cluster.Event{Seq: n, Data: []byte(d)})
 	}
 	return out, nil
 }
 
-// Announce implements mcp.Cluster: the change is queued for a background
+// Announce implements cluster.Cluster: the change is queued for a background
 // goroutine, which runs it on Redis in order. A queue that is full (Redis
 // far behind) drops it, logged.
-func (c *Cluster) Announce(ch mcp.Change, data []byte) {
+func (c *Cluster) Announce(ch cluster.Change, data []byte) {
 	select {
 	case c.announce <- announcement{c: ch, data: data}:
 	default:
 		c.log.Error("mcpredis: announcement queue full; a change notification is lost",
-			slog.Int("kind", int(ch.Kind)), slog.String("uri", ch.URI))
+			slog.String("notification", ch.Notification), slog.String("uri", ch.URI))
 	}
 }
 
@@ -424,14 +411,11 @@ func (c *Cluster) announcer(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case a := <-c.announce:
-			uri := ""
-			if a.c.Kind == mcp.ResourceUpdated {
-				uri = a.c.URI
-			}
+			uri := a.c.URI
 			for attempt := 0; ; attempt++ {
 				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				err := announceScript.Run(rctx, c.rdb, nil, c.opts.Prefix, uri, a.data, c.opts.MaxEvents,
-					c.self.ID, int(a.c.Kind)).Err()
+					c.self.ID, a.c.Notification).Err()
 				cancel()
 				if err == nil {
 					break
@@ -446,8 +430,8 @@ func (c *Cluster) announcer(ctx context.Context) {
 	}
 }
 
-// Watch implements mcp.Cluster.
-func (c *Cluster) Watch(fn func(mcp.Notice)) (stop func()) {
+// Watch implements cluster.Cluster.
+func (c *Cluster) Watch(fn func(cluster.Notice)) (stop func()) {
 	c.mu.Lock()
 	id := c.nextW
 	c.nextW++
@@ -460,9 +444,9 @@ func (c *Cluster) Watch(fn func(mcp.Notice)) (stop func()) {
 	}
 }
 
-func (c *Cluster) notify(n mcp.Notice) {
+func (c *Cluster) notify(n cluster.Notice) {
 	c.mu.Lock()
-	fns := make([]func(mcp.Notice), 0, len(c.watchers))
+	fns := make([]func(cluster.Notice), 0, len(c.watchers))
 	for _, fn := range c.watchers {
 		fns = append(fns, fn)
 	}
@@ -497,7 +481,7 @@ func (c *Cluster) listen(ctx context.Context, ps *redis.PubSub) {
 
 // parse reads one bus message, and says whether it concerns this
 // replica.
-func (c *Cluster) parse(p string) (mcp.Notice, bool) {
+func (c *Cluster) parse(p string) (cluster.Notice, bool) {
 	kind, rest, _ := strings.Cut(p, " ")
 	switch kind {
 	case "e":
@@ -505,24 +489,23 @@ func (c *Cluster) parse(p string) (mcp.Notice, bool) {
 		seq, data, _ := strings.Cut(rest, " ")
 		n, err := strconv.ParseInt(seq, 10, 64)
 		if err != nil {
-			return mcp.Notice{}, false
+			return cluster.Notice{}, false
 		}
-		return mcp.Notice{Kind: mcp.NoticeEvent, Session: id, Seq: n, Data: []byte(data)}, true
+		return cluster.Notice{Kind: cluster.NoticeEvent, Session: id, Seq: n, Data: []byte(data)}, true
 	case "c":
 		parts := strings.SplitN(rest, " ", 3)
 		if len(parts) != 3 || parts[0] == c.self.ID {
-			return mcp.Notice{}, false
+			return cluster.Notice{}, false
 		}
-		k, _ := strconv.Atoi(parts[1])
-		return mcp.Notice{Kind: mcp.NoticeChange, Change: mcp.Change{Kind: mcp.ChangeKind(k), URI: parts[2]}}, true
+		return cluster.Notice{Kind: cluster.NoticeChange, Change: cluster.Change{Notification: parts[1], URI: parts[2]}}, true
 	case "m":
 		parts := strings.SplitN(rest, " ", 3)
 		if len(parts) != 3 || parts[1] != c.self.ID {
-			return mcp.Notice{}, false
+			return cluster.Notice{}, false
 		}
-		return mcp.Notice{Kind: mcp.NoticeMoved, Session: parts[0]}, true
+		return cluster.Notice{Kind: cluster.NoticeMoved, Session: parts[0]}, true
 	}
-	return mcp.Notice{}, false
+	return cluster.Notice{}, false
 }
 
 // heartbeat beats every Options.Heartbeat. A beat that finds this
@@ -552,7 +535,7 @@ func (c *Cluster) heartbeat(ctx context.Context) {
 			failing = false
 		}
 		if !known {
-			c.notify(mcp.Notice{Kind: mcp.NoticeReset})
+			c.notify(cluster.Notice{Kind: cluster.NoticeReset})
 		}
 	}
 }
@@ -579,4 +562,4 @@ func (c *Cluster) grace() time.Duration { return c.opts.ReplicaTTL + 2*c.opts.He
 // would make the client start over.
 var ErrRecovering = errors.New("mcpredis: Redis restarted empty moments ago; sessions are being recorded again")
 
-var _ mcp.Cluster = (*Cluster)(nil)
+var _ cluster.Cluster = (*Cluster)(nil)

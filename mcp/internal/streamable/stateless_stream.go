@@ -1,10 +1,11 @@
-package mcp
+package streamable
 
 import (
 	"encoding/json"
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -33,20 +34,20 @@ func wantsProgress(params json.RawMessage) bool {
 // synchronous path and is answered as JSON, its notifications dropped:
 // without a session a caller has no other way to ask for them, and the
 // synchronous path is the fast one.
-func (t *transport) statelessStreaming(msg *wire.Message) bool {
-	if t.opts.JSONResponse || msg.Kind != wire.KindRequest {
+func (t *Transport) statelessStreaming(msg *wire.Message) bool {
+	if t.cfg.JSONResponse || msg.Kind != wire.KindRequest {
 		return false
 	}
 	info, ok := t.engine.Method(msg.Method)
-	return ok && info.Mode == ModeStreaming && wantsProgress(msg.Params)
+	return ok && info.Mode == protocol.ModeStreaming && wantsProgress(msg.Params)
 }
 
 // statelessCall runs a stateless legacy call on its own goroutine (see
 // oneCallStream): its progress and log notifications stream on the
 // response and the result ends it; a call that emits nothing is answered
 // as JSON.
-func (t *transport) statelessCall(r *controller.Request, rev Revision, msg *wire.Message) controller.Reply {
-	call := CallOf(msg, rev)
+func (t *Transport) statelessCall(r *controller.Request, rev protocol.Revision, msg *wire.Message) controller.Reply {
+	call := callOf(msg, rev)
 	call.Params = append(json.RawMessage(nil), msg.Params...) // the body is reused once Handle returns
 	return t.oneCallStream(r, &call, func(id wire.ID, e *wire.Error) ([]byte, int) {
 		return wire.AppendErrorResponse(nil, id, e), http.StatusOK

@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"net/http"
@@ -36,11 +36,11 @@ func callName(msg *wire.Message) string {
 // authorize asks Options.Authorize about a request (never a notification
 // or a response): nil lets it through, anything else is the refusal to
 // send instead of dispatching it.
-func (t *transport) authorize(r *http.Request, msg *wire.Message) controller.Reply {
-	if t.opts.Authorize == nil || msg.Kind != wire.KindRequest {
+func (t *Transport) authorize(r *http.Request, msg *wire.Message) controller.Reply {
+	if t.cfg.Authorize == nil || msg.Kind != wire.KindRequest {
 		return nil
 	}
-	if h := t.opts.Authorize(r, msg.Method, callName(msg)); h != nil {
+	if h := t.cfg.Authorize(r, msg.Method, callName(msg)); h != nil {
 		return controller.Handler(h)
 	}
 	return nil

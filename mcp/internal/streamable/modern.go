@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
@@ -46,7 +47,7 @@ func modernHeader(r *http.Request) bool {
 		return false
 	}
 	for _, s := range v {
-		if rev, ok := ParseRevision(strings.Trim(s, " \t")); ok && rev.Legacy() {
+		if rev, ok := protocol.ParseRevision(strings.Trim(s, " \t")); ok && rev.Legacy() {
 			return false
 		}
 	}
@@ -57,10 +58,10 @@ func modernHeader(r *http.Request) bool {
 // the mark of a 2026-07-28 request.
 func hasModernMeta(params json.RawMessage) bool {
 	found := false
-	_ = eachParam(params, func(key, val []byte) *wire.Error {
+	_ = protocol.EachParam(params, func(key, val []byte) *wire.Error {
 		if wire.KeyIs(key, "_meta") && len(val) > 0 && val[0] == '{' {
 			_ = wire.EachMember(val, func(k, _ []byte) error {
-				if wire.KeyIs(k, metaProtocol) {
+				if wire.KeyIs(k, protocol.MetaProtocol) {
 					found = true
 				}
 				return nil
@@ -103,7 +104,7 @@ func modernStatus(e *wire.Error) int {
 }
 
 // modernPost serves a POST whose header marks it modern.
-func (t *transport) modernPost(r *controller.Request) controller.Reply {
+func (t *Transport) modernPost(r *controller.Request) controller.Reply {
 	json, stream := accepts(r.Header.Values("Accept"))
 	if !json || !stream {
 		return modernErrorReply(http.StatusNotAcceptable, wire.ID{}, wire.NewError(wire.InvalidRequest,
@@ -125,7 +126,7 @@ func (t *transport) modernPost(r *controller.Request) controller.Reply {
 	}
 	msg, derr := t.engine.Decoder().Decode(body)
 	if derr != nil {
-		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
+		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, derr.Code))
 		return modernErrorReply(http.StatusBadRequest, msg.ID, derr)
 	}
 	if replica := t.taskReplica(r.Request, &msg); replica != "" {
@@ -142,27 +143,23 @@ func isJSONContent(ct string) bool {
 
 // modernCall holds what the checks learnt about a modern request.
 type modernCall struct {
-	client   *ClientCapabilities // shared: read-only (see capsCache)
-	logLevel LogLevel
-	progress bool // _meta carries a progressToken
-	input    bool // params may carry inputResponses or requestState
-	// tool: a tools/call's params, read (hasTool); they alias the body.
-	tool    toolCallParams
-	hasTool bool
+	client   any // shared, read-only
+	logLevel protocol.LogLevel
+	read     protocol.Modern // what ReadModern read; it aliases the body
 }
 
 // modernMessage serves one decoded modern message. The body behind msg
 // is valid only until it returns.
-func (t *transport) modernMessage(r *controller.Request, msg *wire.Message) controller.Reply {
+func (t *Transport) modernMessage(r *controller.Request, msg *wire.Message) controller.Reply {
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
 		return modernErrorReply(http.StatusBadRequest, msg.ID, wire.NewError(wire.InvalidRequest,
 			"Invalid Request: 2026-07-28 clients do not send responses"))
 	}
-	t.callAttrs(r.Request, msg, Rev20260728)
+	t.callAttrs(r.Request, msg, protocol.Rev20260728)
 	mc, status, jerr := t.checkModern(r.Request, msg)
 	if jerr != nil {
-		t.attrs(r.Context(), slog.Int(AttrErrorCode, jerr.Code))
+		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, jerr.Code))
 		if msg.Kind == wire.KindNotification {
 			return controller.BufferedType(status, contentJSON, appendModernError(nil, wire.ID{}, jerr))
 		}
@@ -183,7 +180,7 @@ func (t *transport) modernMessage(r *controller.Request, msg *wire.Message) cont
 }
 
 // checkModern applies the header, _meta, revision and method checks.
-func (t *transport) checkModern(r *http.Request, msg *wire.Message) (modernCall, int, *wire.Error) {
+func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall, int, *wire.Error) {
 	h := r.Header
 	hv, oneVersion := oneHeader(h, "Mcp-Protocol-Version")
 	hv = strings.Trim(hv, " \t")
@@ -191,74 +188,17 @@ func (t *transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 	// One pass over params: _meta (protocolVersion and clientCapabilities
 	// are required; logLevel; progressToken), and for the methods Mcp-Name
 	// mirrors, that member and the arguments.
-	field := nameField(msg.Method)
-	var version, body string
-	var caps, logLevel, args json.RawMessage
-	// input: inputResponses or requestState are there (only seen for the
-	// methods with a name field, which are those that take them).
-	hasVersion, hasBody, progress, input := false, false, false, field == ""
-	// A tools/call's params as callTool reads them, in the same pass.
-	var tool toolCallParams
-	isTool := msg.Method == "tools/call"
-	perr := eachParam(msg.Params, func(key, val []byte) *wire.Error {
-		if isTool && tool.err == nil {
-			tool.err = tool.visit(key, val)
-		}
-		switch {
-		case wire.KeyIs(key, "_meta"):
-		case field == "":
-			return nil
-		case wire.KeyIs(key, field):
-			if isTool && tool.err == nil {
-				// tool.visit has just read this member as a string.
-				body, hasBody = tool.name, true
-			} else {
-				body, hasBody = wire.Unquote(val)
-			}
-			return nil
-		case wire.KeyIs(key, "arguments"):
-			args = val
-			return nil
-		case wire.KeyIs(key, "inputResponses"), wire.KeyIs(key, "requestState"):
-			input = true
-			return nil
-		default:
-			return nil
-		}
-		if val[0] != '{' {
-			return invalidParams(`"_meta" must be an object`)
-		}
-		var merr *wire.Error
-		_ = wire.EachMember(val, func(k, v []byte) error {
-			switch {
-			case wire.KeyIs(k, metaProtocol):
-				s, ok := unquoteRevision(v)
-				if !ok {
-					merr = invalidParams(`_meta %q must be a string`, metaProtocol)
-					return errStop
-				}
-				version, hasVersion = s, true
-			case wire.KeyIs(k, metaClientCaps):
-				caps = v
-			case wire.KeyIs(k, metaLogLevel):
-				logLevel = v
-			case wire.KeyIs(k, "progressToken"):
-				progress = true
-			}
-			return nil
-		})
-		return merr
-	})
+	m, perr := protocol.ReadModern(msg.Method, msg.Params)
 	if perr != nil {
 		return modernCall{}, http.StatusBadRequest, perr
 	}
-	if !hasVersion || caps == nil {
-		if rev, ok := ParseRevision(hv); oneVersion && (!ok || rev != Rev20260728) && !hasVersion {
+	if !m.HasVersion || m.Caps == nil {
+		if rev, ok := protocol.ParseRevision(hv); oneVersion && (!ok || rev != protocol.Rev20260728) && !m.HasVersion {
 			return modernCall{}, http.StatusBadRequest, unsupportedVersion(hv)
 		}
-		field := metaProtocol
-		if hasVersion {
-			field = metaClientCaps
+		field := protocol.MetaProtocol
+		if m.HasVersion {
+			field = protocol.MetaClientCaps
 		}
 		return modernCall{}, http.StatusBadRequest, &wire.Error{Code: wire.InvalidParams,
 			Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
@@ -266,11 +206,11 @@ func (t *transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 	if !oneVersion {
 		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
 	}
-	if hv != version {
+	if hv != m.Version {
 		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
 	}
-	if rev, ok := ParseRevision(version); !ok || rev != Rev20260728 {
-		return modernCall{}, http.StatusBadRequest, unsupportedVersion(version)
+	if rev, ok := protocol.ParseRevision(m.Version); !ok || rev != protocol.Rev20260728 {
+		return modernCall{}, http.StatusBadRequest, unsupportedVersion(m.Version)
 	}
 	if msg.Kind == wire.KindNotification {
 		return modernCall{}, 0, nil
@@ -285,81 +225,60 @@ func (t *transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 		return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Method %q does not match the method", mv)
 	}
 	info, known := t.engine.Method(msg.Method)
-	if !known || info.Notification || !info.In(Rev20260728) || !t.engine.offers(info.cap) {
+	if !known || info.Notification || !info.In(protocol.Rev20260728) || !info.Offered {
 		return modernCall{}, http.StatusNotFound, methodNotFound(msg.Method)
 	}
 
 	// Mcp-Name and Mcp-Param-*.
-	if field != "" {
-		if hasBody {
-			nv, ok := oneHeader(h, "Mcp-Name")
-			if !ok {
-				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
-			}
-			v, valid := decodeHeaderValue(nv)
-			if !valid {
-				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
-			}
-			if v != body {
-				return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
-			}
-			if msg.Method == "tools/call" && t.engine.params != nil {
-				if specs := t.engine.params.paramHeaders(body); len(specs) > 0 {
-					if jerr := checkParamHeaders(h, specs, args); jerr != nil {
-						return modernCall{}, http.StatusBadRequest, jerr
-					}
+	if field := protocol.NameField(msg.Method); field != "" && m.HasName {
+		nv, ok := oneHeader(h, "Mcp-Name")
+		if !ok {
+			return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name is required, once")
+		}
+		v, valid := decodeHeaderValue(nv)
+		if !valid {
+			return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name has an invalid value")
+		}
+		if v != m.Name {
+			return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
+		}
+		if m.IsTool {
+			if specs := t.engine.ParamHeaders(m.Name); len(specs) > 0 {
+				if jerr := checkParamHeaders(h, specs, m.Args); jerr != nil {
+					return modernCall{}, http.StatusBadRequest, jerr
 				}
 			}
 		}
 	}
 
-	mc := modernCall{logLevel: logOff, progress: progress, input: input, tool: tool, hasTool: isTool}
-	if mc.client = t.clientCaps.get(caps); mc.client == nil {
-		return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q must be a ClientCapabilities object", metaClientCaps)
+	mc := modernCall{logLevel: protocol.LogOff, read: m}
+	if mc.client = t.engine.Client(m.Caps); mc.client == nil {
+		return modernCall{}, http.StatusBadRequest, protocol.InvalidParams("_meta %q must be a ClientCapabilities object", protocol.MetaClientCaps)
 	}
-	if logLevel != nil && !isNull(logLevel) {
-		s, _ := wire.Unquote(logLevel)
-		l, err := ParseLogLevel(s)
-		if err != nil {
-			return modernCall{}, http.StatusBadRequest, invalidParams("_meta %q is not a log level", metaLogLevel)
+	if m.LogLevel != nil && !protocol.IsNull(m.LogLevel) {
+		s, _ := wire.Unquote(m.LogLevel)
+		l, ok := protocol.ParseLogLevel(s)
+		if !ok {
+			return modernCall{}, http.StatusBadRequest, protocol.InvalidParams("_meta %q is not a log level", protocol.MetaLogLevel)
 		}
 		mc.logLevel = l
 	}
 	return mc, 0, nil
 }
 
-// unquoteRevision is wire.Unquote for _meta protocolVersion, without
-// allocating for the revision clients send.
-func unquoteRevision(v []byte) (string, bool) {
-	if len(v) == len(rev20260728Quoted) && string(v) == rev20260728Quoted {
-		return rev20260728Quoted[1 : len(rev20260728Quoted)-1], true
-	}
-	return wire.Unquote(v)
-}
-
-const rev20260728Quoted = `"2026-07-28"`
-
-// logOff is the log threshold of a 2026-07-28 request without _meta
-// logLevel: no log message passes it.
-const logOff LogLevel = 255
-
-// nameField is the params member Mcp-Name mirrors for a method.
-func nameField(method string) string {
-	switch method {
-	case "tools/call", "prompts/get":
-		return "name"
-	case "resources/read":
-		return "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return "taskId"
-	}
-	return ""
+// methodNotFound is MethodNotFound naming the method.
+func methodNotFound(method string) *wire.Error {
+	return wire.NewError(wire.MethodNotFound, "Method not found: "+method)
 }
 
 func unsupportedVersion(requested string) *wire.Error {
+	supported := make([]string, 0, 4)
+	for _, rev := range protocol.AllRevisions() {
+		supported = append(supported, rev.String())
+	}
 	return &wire.Error{Code: wire.UnsupportedProtocolVersion,
 		Message: "Unsupported protocol version: " + strconv.Quote(requested),
-		Data:    map[string]any{"supported": modernRevisions(), "requested": requested}}
+		Data:    map[string]any{"supported": supported, "requested": requested}}
 }
 
 // Messages of a modern call's connection.
@@ -400,7 +319,7 @@ func (o *modernOutbound) Notify(_ context.Context, method string, params json.Ra
 }
 
 func (o *modernOutbound) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	return DiscardOutbound{}.Request(context.Background(), method, nil)
+	return protocol.Discard{}.Request(context.Background(), method, nil)
 }
 
 // finish hands the response to the connection.
@@ -416,80 +335,74 @@ func (o *modernOutbound) finish(body []byte, status int) {
 	_ = o.mb.SendContext(context.Background(), modernDone{body: body, status: status})
 }
 
-// modernCall runs a checked modern request on its own goroutine; the
-// connection waits for its first output.
-func (t *transport) modernCall(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
+// modernCall runs a checked modern request; the connection waits for its
+// first output.
+func (t *Transport) modernCall(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
 	// One allocation for the Call and what checkModern read of a
 	// tools/call's params.
-	oc := &ownedCall{Call: Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
-		Revision: Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
-		owned: true, noInput: !mc.input}}
+	oc := &ownedCall{Call: protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
+		Revision: protocol.Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
+		Owned: true, NoInput: !mc.read.Input}}
 	call := &oc.Call
-	if t.opts.Identity != nil {
-		call.Identity = t.opts.Identity(r.Request)
+	if t.cfg.Identity != nil {
+		call.Identity = t.cfg.Identity(r.Request)
 	}
-	encodeErr := func(id wire.ID, e *wire.Error) ([]byte, int) {
-		return appendModernError(nil, id, e), modernStatus(e)
-	}
-	if mc.logLevel == logOff && !mc.progress {
+	if mc.logLevel == protocol.LogOff && !mc.read.Progress {
 		// Nothing can stream: logs need _meta logLevel and progress a
 		// progressToken (server→client requests are input_required
 		// results). Answer on the connection's goroutine, the fast path;
 		// a client that closes the connection still cancels the call.
-		if t.engine.tasks != nil && clientHasExtension(mc.client, ExtTasks) {
+		if t.tasks {
 			// The body is reused once Handle returns, and a task keeps
 			// working in the background: it needs its own params.
 			call.Params = append(json.RawMessage(nil), msg.Params...)
-		} else if mc.hasTool {
+		} else if mc.read.IsTool {
 			// What checkModern read aliases the body, which stays valid
 			// until this synchronous call returns.
-			oc.tool = mc.tool
-			call.tool = &oc.tool
+			oc.tool = mc.read.Tool
+			call.Tool = &oc.tool
 		}
-		return t.quietCall(r, call, encodeErr)
+		return t.quietCall(r, call, modernError)
 	}
 	// The call runs on its own goroutine and may outlive the body.
 	call.Params = append(json.RawMessage(nil), msg.Params...)
-	return t.oneCallStream(r, call, encodeErr)
+	return t.oneCallStream(r, call, modernError)
+}
+
+// modernError encodes a 2026-07-28 error answer and its HTTP status.
+func modernError(id wire.ID, e *wire.Error) ([]byte, int) {
+	return appendModernError(nil, id, e), modernStatus(e)
 }
 
 // ownedCall is a transport's own Call with room for what it read of the
 // params.
 type ownedCall struct {
-	Call
-	tool toolCallParams
+	protocol.Call
+	tool protocol.ToolCall
 }
 
 // quietCall serves a call that cannot emit anything before its result
 // synchronously, as JSON.
-func (t *transport) quietCall(r *controller.Request, call *Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
+func (t *Transport) quietCall(r *controller.Request, call *protocol.Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
 	ctx := r.Context()
-	call.Outbound = DiscardOutbound{}
-	var reply Reply
-	state, err := t.engine.NewState(ctx, call.Revision)
-	if err != nil {
-		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
-		reply.Err = errInternal
-	} else {
-		reply = t.engine.Dispatch(ctx, call, state)
-	}
+	call.Outbound = protocol.Discard{}
+	reply := t.dispatchAlone(ctx, call)
 	if reply.Err != nil {
-		t.attrs(ctx, slog.Int(AttrErrorCode, reply.Err.Code))
+		t.attrs(ctx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 		body, status := encodeErr(call.ID, reply.Err)
 		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, t.appendReply(&reply, call.ID))
+	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, call.ID, &reply))
 }
 
-// appendReply encodes a successful reply into a new buffer sized for it
-// (and for the 2026-07-28 envelope when Dispatch left it out).
-func (t *transport) appendReply(reply *Reply, id wire.ID) []byte {
-	n := len(reply.Result) + 64
-	if reply.envelope != "" {
-		info, _ := t.engine.identity()
-		n += len(info) + 96
+// dispatchAlone serves a call that has no session, on a state of its own.
+func (t *Transport) dispatchAlone(ctx context.Context, call *protocol.Call) protocol.Reply {
+	state, err := t.engine.NewState(ctx, call.Revision)
+	if err != nil {
+		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
+		return protocol.Reply{Err: protocol.ErrInternal}
 	}
-	return t.engine.appendReply(make([]byte, 0, n), id, reply)
+	return t.engine.Dispatch(ctx, call, state)
 }
 
 // oneCallStream runs call on its own goroutine with a back channel that
@@ -500,7 +413,7 @@ func (t *transport) appendReply(reply *Reply, id wire.ID) []byte {
 // session to resume it in). encodeErr writes an error answer and its HTTP
 // status (the eras differ there). It serves the 2026-07-28 era and the
 // stateless legacy calls that ask for progress.
-func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
+func (t *Transport) oneCallStream(r *controller.Request, call *protocol.Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
 	ctx, cancel := context.WithCancel(r.Context())
 	mb := r.Mailbox()
 	out := &modernOutbound{mb: mb}
@@ -508,20 +421,13 @@ func (t *transport) oneCallStream(r *controller.Request, call *Call, encodeErr f
 	attrsCtx := r.Context()
 	t.workers.run(jobFunc(func() {
 		defer cancel()
-		var reply Reply
-		state, err := t.engine.NewState(ctx, call.Revision)
-		if err != nil {
-			t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
-			reply.Err = errInternal
-		} else {
-			reply = t.engine.Dispatch(ctx, call, state)
-		}
+		reply := t.dispatchAlone(ctx, call)
 		if reply.Err != nil {
-			t.attrs(attrsCtx, slog.Int(AttrErrorCode, reply.Err.Code))
+			t.attrs(attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 			out.finish(encodeErr(call.ID, reply.Err))
 			return
 		}
-		out.finish(t.appendReply(&reply, call.ID), http.StatusOK)
+		out.finish(t.engine.AppendReply(nil, call.ID, &reply), http.StatusOK)
 	}))
 	first, err := mb.Receive(r.Context())
 	if err != nil {
@@ -560,10 +466,10 @@ func handleModernConn(info any, push controller.Push, cancel context.CancelFunc)
 	return cancel, controller.Continue
 }
 
-// keepAlive is the keep-alive interval of modern streams.
-func (t *transport) keepAlive() time.Duration {
-	if t.opts.Listen != nil && t.opts.Listen.KeepAlive > 0 {
-		return t.opts.Listen.KeepAlive
+// keepAlive is the keep-alive interval of event streams.
+func (t *Transport) keepAlive() time.Duration {
+	if t.cfg.KeepAlive > 0 {
+		return t.cfg.KeepAlive
 	}
 	return 25 * time.Second
 }

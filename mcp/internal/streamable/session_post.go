@@ -1,9 +1,8 @@
-package mcp
+package streamable
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
@@ -23,10 +23,6 @@ var (
 	errStoreUnavailable     = wire.NewError(wire.InternalError, "Service Unavailable: the session store did not answer")
 	jsonrpcNotAcceptableSSE = wire.NewError(wire.InvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 )
-
-// ErrSessionEnded is returned by a server→client request or a
-// notification whose session ended (reaped, deleted) before it completed.
-var ErrSessionEnded = errors.New("mcp: session ended")
 
 func slogString(k, v string) slog.Attr  { return slog.String(k, v) }
 func slogInt(k string, v int) slog.Attr { return slog.Int(k, v) }
@@ -46,9 +42,9 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 	}
 	t := tab.t
 	t.callAttrs(r.Request, msg, 0)
-	call := CallOf(msg, 0)
+	call := callOf(msg, 0)
 	reply := t.engine.Dispatch(r.Context(), &call, nil)
-	if reply.Err != nil || reply.Effect.Kind != EffectInitialize {
+	if reply.Err != nil || reply.Effect.Kind != protocol.EffectInitialize {
 		return t.answer(r.Request, msg, &reply)
 	}
 	s, err := tab.add(r.Request, reply.Effect.Revision, reply.Effect.Client, reply.State)
@@ -63,22 +59,22 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 		return controller.Buffered(http.StatusServiceUnavailable, h,
 			wire.AppendErrorResponse(nil, msg.ID, e))
 	}
-	t.attrs(r.Context(), slogString(AttrSession, s.id))
-	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
+	t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
+	out := t.engine.AppendReply(nil, msg.ID, &reply)
 	return controller.Buffered(http.StatusOK, s.sessionHeader(jsonHeader()), out)
 }
 
 // post serves one message of a session.
-func (s *session) post(r *controller.Request, rev Revision, msg *wire.Message) controller.Reply {
+func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.Message) controller.Reply {
 	t := s.tab.t
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
-		t.attrs(r.Context(), slogString(AttrSession, s.id))
+		t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
 		s.deliver(msg)
 		return controller.Status(http.StatusAccepted)
 	}
 	if msg.Method == "initialize" {
-		t.attrs(r.Context(), slogString(AttrSession, s.id))
+		t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
 		if msg.Kind == wire.KindNotification {
 			return controller.Status(http.StatusAccepted)
 		}
@@ -90,7 +86,7 @@ func (s *session) post(r *controller.Request, rev Revision, msg *wire.Message) c
 		return refused
 	}
 	info, known := t.engine.Method(msg.Method)
-	if known && info.Mode == ModeStreaming && msg.Kind == wire.KindRequest && !t.opts.JSONResponse {
+	if known && info.Mode == protocol.ModeStreaming && msg.Kind == wire.KindRequest && !t.cfg.JSONResponse {
 		return s.streamingCall(r, msg)
 	}
 	reply := s.dispatchSync(r.Request, rev, msg)
@@ -102,10 +98,10 @@ func (s *session) post(r *controller.Request, rev Revision, msg *wire.Message) c
 }
 
 // call builds the engine call of a message in this session.
-func (s *session) call(msg *wire.Message, out Outbound) Call {
-	c := CallOf(msg, s.revision)
+func (s *session) call(msg *wire.Message, out protocol.Outbound) protocol.Call {
+	c := callOf(msg, s.revision)
 	c.Client = s.client
-	c.LogLevel = LogLevel(s.logLevel.Load())
+	c.LogLevel = protocol.LogLevel(s.logLevel.Load())
 	c.Outbound = out
 	return c
 }
@@ -113,7 +109,7 @@ func (s *session) call(msg *wire.Message, out Outbound) Call {
 // dispatchSync serves a message on the connection's goroutine and returns
 // its reply (for a request) after applying its effect. Stateful callbacks
 // take the session's slot; fast ones never wait.
-func (s *session) dispatchSync(r *http.Request, _ Revision, msg *wire.Message) *Reply {
+func (s *session) dispatchSync(r *http.Request, _ protocol.Revision, msg *wire.Message) *protocol.Reply {
 	t := s.tab.t
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
@@ -122,7 +118,7 @@ func (s *session) dispatchSync(r *http.Request, _ Revision, msg *wire.Message) *
 	}
 	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
 	if !ok {
-		return &Reply{Err: errSessionNotFound}
+		return &protocol.Reply{Err: errSessionNotFound}
 	}
 	// A buffered answer goes back on this connection: if the client
 	// leaves, nobody can receive it, so the call stops too.
@@ -136,16 +132,16 @@ func (s *session) dispatchSync(r *http.Request, _ Revision, msg *wire.Message) *
 	}()
 	call := s.call(msg, &sessionOutbound{s: s})
 	info, _ := t.engine.Method(msg.Method)
-	var reply Reply
-	if t.engine.Stateless() || info == nil || info.Mode != ModeStateful {
+	var reply protocol.Reply
+	if info.Mode != protocol.ModeStateful {
 		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
 	} else {
 		if jerr := s.acquire(ctx); jerr != nil {
-			return &Reply{Err: jerr}
+			return &protocol.Reply{Err: jerr}
 		}
 		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
 		s.setState(reply.State)
-		if s.tab.cluster != nil {
+		if t.cfg.Codec.Movable() {
 			s.save() // the new state, for a replica that takes over
 		}
 		s.releaseSlot()
@@ -187,9 +183,9 @@ func (s *session) acquire(ctx context.Context) *wire.Error {
 		return nil
 	case <-ctx.Done():
 		if ctx.Err() == context.DeadlineExceeded {
-			return errTimeout
+			return protocol.ErrTimeout
 		}
-		return errCancelled
+		return protocol.ErrCancelled
 	}
 }
 
@@ -241,7 +237,7 @@ type sessionCall struct {
 	attrsCtx context.Context // the POST's, for the log line's attributes
 	st       *stream
 	out      streamOutbound
-	call     Call
+	call     protocol.Call
 	state    any
 }
 
@@ -254,9 +250,9 @@ func (sc *sessionCall) run() {
 	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
 	s.apply(&reply.Effect)
 	if reply.Err != nil {
-		t.attrs(sc.attrsCtx, slogInt(AttrErrorCode, reply.Err.Code))
+		t.attrs(sc.attrsCtx, slogInt(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	sc.st.finish(reply.AppendTo(make([]byte, 0, len(reply.Result)+64), sc.call.ID))
+	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, &reply))
 }
 
 // deliver routes a client's response to the server→client request that
@@ -295,7 +291,7 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
-		return nil, ErrSessionEnded
+		return nil, protocol.ErrSessionEnded
 	}
 	s.nextReq++
 	id := s.nextReq
@@ -305,8 +301,8 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 	s.pending[id] = ch
 	frame := wire.AppendRequest(nil, wire.Int(id), method, params)
 	published := true
-	if st.id == 0 && s.tab.cluster != nil {
-		// The GET stream of a clustered session is the cluster's log.
+	if st.id == 0 {
+		// The GET stream is the cluster's log.
 		s.mu.Unlock()
 		published = st.publish(frame)
 	} else {
@@ -320,7 +316,7 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 	}
 	if !published {
 		forget()
-		return nil, fmt.Errorf("%s: %w", method, ErrStoreUnavailable)
+		return nil, fmt.Errorf("%s: %w", method, protocol.ErrStoreUnavailable)
 	}
 	select {
 	case o := <-ch:
@@ -336,7 +332,7 @@ func (s *session) request(ctx context.Context, st *stream, method string, params
 		return nil, ctx.Err()
 	case <-s.done:
 		forget()
-		return nil, ErrSessionEnded
+		return nil, protocol.ErrSessionEnded
 	}
 }
 
@@ -346,7 +342,7 @@ type streamOutbound struct{ st *stream }
 
 func (o *streamOutbound) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	if !o.st.emitWait(ctx, wire.AppendNotification(nil, method, params)) {
-		return ErrSessionEnded
+		return protocol.ErrSessionEnded
 	}
 	return nil
 }
@@ -358,7 +354,7 @@ func (o *streamOutbound) Request(ctx context.Context, method string, params json
 // CloseStream ends the call's current connection without ending its
 // stream; see Request.CloseStream.
 func (o *streamOutbound) CloseStream(retry time.Duration) bool {
-	if o.st.s.revision < Rev20251125 {
+	if o.st.s.revision < protocol.Rev20251125 {
 		// Before 2025-11-25 a server should not end a response stream
 		// before the response, and clients need not resume one.
 		return false

@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -20,13 +21,13 @@ var (
 
 // readBody reads the POST body within the size limit into a pooled
 // buffer; the caller returns it with wire.PutBuffer.
-func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
+func (t *Transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 	buf := wire.GetBuffer()
-	if r.ContentLength > t.opts.MaxBodyBytes {
+	if r.ContentLength > t.cfg.MaxBodyBytes {
 		wire.PutBuffer(buf)
 		return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
 	}
-	body := http.MaxBytesReader(nil, r.Body, t.opts.MaxBodyBytes)
+	body := http.MaxBytesReader(nil, r.Body, t.cfg.MaxBodyBytes)
 	b := (*buf)[:0]
 	if n := int(r.ContentLength); n > 0 && cap(b) < n {
 		b = make([]byte, 0, n)
@@ -55,7 +56,7 @@ func (t *transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 }
 
 // post serves a POST: one message, or (2025-03-26) a batch.
-func (t *transport) post(r *controller.Request) controller.Reply {
+func (t *Transport) post(r *controller.Request) controller.Reply {
 	if modernHeader(r.Request) {
 		return t.modernPost(r) // 2026-07-28: modern.go
 	}
@@ -82,7 +83,7 @@ func (t *transport) post(r *controller.Request) controller.Reply {
 	}
 	msg, derr := t.engine.Decoder().Decode(body)
 	if derr != nil {
-		t.attrs(r.Context(), slog.Int(AttrErrorCode, derr.Code))
+		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, derr.Code))
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
 			wire.AppendErrorResponse(nil, msg.ID, derr))
 	}
@@ -102,7 +103,7 @@ func (t *transport) post(r *controller.Request) controller.Reply {
 
 // stateless serves one message with no session: the request's own state,
 // no back channel, always a JSON answer.
-func (t *transport) stateless(r *controller.Request, rev Revision, msg *wire.Message) controller.Reply {
+func (t *Transport) stateless(r *controller.Request, rev protocol.Revision, msg *wire.Message) controller.Reply {
 	ctx := r.Context()
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
@@ -115,59 +116,53 @@ func (t *transport) stateless(r *controller.Request, rev Revision, msg *wire.Mes
 	if t.statelessStreaming(msg) {
 		return t.statelessCall(r, rev, msg)
 	}
-	state, err := t.engine.NewState(ctx, rev)
-	if err != nil {
-		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
-		return t.answer(r.Request, msg, &Reply{Err: errInternal})
-	}
-	call := CallOf(msg, rev)
-	reply := t.engine.Dispatch(ctx, &call, state)
+	call := callOf(msg, rev)
+	reply := t.dispatchAlone(ctx, &call)
 	return t.answer(r.Request, msg, &reply)
 }
 
 // answer turns a dispatched reply into the HTTP reply: 202 for a
 // notification, the JSON-RPC response otherwise.
-func (t *transport) answer(r *http.Request, msg *wire.Message, reply *Reply) controller.Reply {
+func (t *Transport) answer(r *http.Request, msg *wire.Message, reply *protocol.Reply) controller.Reply {
 	if msg.Kind == wire.KindNotification {
 		return controller.Status(http.StatusAccepted)
 	}
 	if reply.Err != nil {
-		t.attrs(r.Context(), slog.Int(AttrErrorCode, reply.Err.Code))
+		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	out := reply.AppendTo(make([]byte, 0, len(reply.Result)+64), msg.ID)
-	return controller.BufferedType(http.StatusOK, contentJSON, out)
+	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, msg.ID, reply))
 }
 
 // callAttrs reports what is being called to the log hook.
-func (t *transport) callAttrs(r *http.Request, msg *wire.Message, rev Revision) {
+func (t *Transport) callAttrs(r *http.Request, msg *wire.Message, rev protocol.Revision) {
 	t.callAttrsIn(r, msg, rev, "")
 }
 
 // callAttrsIn is callAttrs for a message of session sessionID ("" for
 // none), whose id comes first, as when it was set on its own before.
-func (t *transport) callAttrsIn(r *http.Request, msg *wire.Message, rev Revision, sessionID string) {
-	if t.opts.Attrs == nil {
+func (t *Transport) callAttrsIn(r *http.Request, msg *wire.Message, rev protocol.Revision, sessionID string) {
+	if t.cfg.Attrs == nil {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 5)
 	if sessionID != "" {
-		attrs = append(attrs, slog.String(AttrSession, sessionID))
+		attrs = append(attrs, slog.String(protocol.AttrSession, sessionID))
 	}
-	attrs = append(attrs, slog.String(AttrMethod, msg.Method))
+	attrs = append(attrs, slog.String(protocol.AttrMethod, msg.Method))
 	if !msg.ID.IsZero() {
-		attrs = append(attrs, slog.String(AttrID, msg.ID.String()))
+		attrs = append(attrs, slog.String(protocol.AttrID, msg.ID.String()))
 	}
 	if rev != 0 {
-		attrs = append(attrs, slog.String(AttrRevision, rev.String()))
+		attrs = append(attrs, slog.String(protocol.AttrRevision, rev.String()))
 	}
 	key, member := "", ""
 	switch msg.Method {
 	case "tools/call":
-		key, member = AttrTool, "name"
+		key, member = protocol.AttrTool, "name"
 	case "prompts/get":
-		key, member = AttrPrompt, "name"
+		key, member = protocol.AttrPrompt, "name"
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		key, member = AttrResource, "uri"
+		key, member = protocol.AttrResource, "uri"
 	}
 	if key != "" && len(msg.Params) > 0 {
 		_ = wire.EachMember(msg.Params, func(k, v []byte) error {
@@ -179,19 +174,19 @@ func (t *transport) callAttrsIn(r *http.Request, msg *wire.Message, rev Revision
 			return nil
 		})
 	}
-	t.opts.Attrs(r.Context(), attrs...)
+	t.cfg.Attrs(r.Context(), attrs...)
 }
 
 // batch serves a 2025-03-26 batch: each request answered in one JSON
 // array, notifications and responses consumed; 202 when nothing needs an
 // answer.
-func (t *transport) batch(r *controller.Request, sess *session, rev Revision, body []byte) controller.Reply {
+func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Revision, body []byte) controller.Reply {
 	if sess != nil {
 		rev = sess.revision
 	} else if t.sessions != nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
-	if rev.orDefault() != Rev20250326 {
+	if rev.OrDefault() != protocol.Rev20250326 {
 		return errorReply(http.StatusBadRequest, errBatchRev)
 	}
 	items, derr := t.engine.Decoder().DecodeBatch(body)
@@ -227,7 +222,7 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 			}
 			continue
 		}
-		var reply *Reply
+		var reply *protocol.Reply
 		if sess != nil {
 			reply = sess.dispatchSync(r.Request, rev, msg)
 		} else {
@@ -235,17 +230,12 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 			case wire.KindResponse, wire.KindErrorResponse:
 				continue
 			}
-			state, err := t.engine.NewState(r.Context(), rev)
-			if err != nil {
-				reply = &Reply{Err: errInternal}
-			} else {
-				call := CallOf(msg, rev)
-				rp := t.engine.Dispatch(r.Context(), &call, state)
-				reply = &rp
-			}
+			call := callOf(msg, rev)
+			rp := t.dispatchAlone(r.Context(), &call)
+			reply = &rp
 		}
 		if msg.Kind == wire.KindRequest && reply != nil {
-			appendOne(reply.AppendTo(nil, msg.ID))
+			appendOne(t.engine.AppendReply(nil, msg.ID, reply))
 		}
 	}
 	if answered == 0 {
@@ -253,4 +243,9 @@ func (t *transport) batch(r *controller.Request, sess *session, rev Revision, bo
 	}
 	out = append(out, ']')
 	return controller.BufferedType(http.StatusOK, contentJSON, out)
+}
+
+// callOf is the engine's Call of a decoded message.
+func callOf(m *wire.Message, rev protocol.Revision) protocol.Call {
+	return protocol.Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev}
 }

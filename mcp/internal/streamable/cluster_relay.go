@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -54,25 +56,25 @@ type relayDepthKey struct{}
 // relaying it there: the owner's answer, JSON or an event stream, flows
 // back unchanged. When the owner cannot be reached the session is taken
 // over here and the request served as if it had landed on its owner.
-func (tab *sessionTable) relay(rec *SessionRecord, target string) controller.Reply {
+func (tab *sessionTable) relay(rec *cluster.Record, target string) controller.Reply {
 	return controller.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tab.serveRelay(w, r, rec, target)
 	}))
 }
 
-func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec *SessionRecord, target string) {
+func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec *cluster.Record, target string) {
 	t := tab.t
 	// The body is kept, so that a relay that cannot connect can be
 	// served here after all. It is bounded like every POST body.
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		var err error
-		body, err = io.ReadAll(io.LimitReader(r.Body, t.opts.MaxBodyBytes+1))
+		body, err = io.ReadAll(io.LimitReader(r.Body, t.cfg.MaxBodyBytes+1))
 		if err != nil {
 			writeRelayError(w, http.StatusBadRequest, errBodyRead)
 			return
 		}
-		if int64(len(body)) > t.opts.MaxBodyBytes {
+		if int64(len(body)) > t.cfg.MaxBodyBytes {
 			writeRelayError(w, http.StatusRequestEntityTooLarge, errBodyTooLarge)
 			return
 		}
@@ -83,7 +85,7 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 	}
 	if !ownerGone(failed) || r.Context().Value(relayDepthKey{}) != nil {
 		t.log.WarnContext(r.Context(), "mcp: relay to a session's replica failed",
-			slog.String(AttrSession, rec.ID), slog.String("replica", rec.Owner), slog.Any("err", failed))
+			slog.String(protocol.AttrSession, rec.ID), slog.String("replica", rec.Owner), slog.Any("err", failed))
 		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
 		return
 	}
@@ -103,17 +105,17 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 
 // serveHere serves a request that could not be relayed on this replica
 // after all, marked so that it is not relayed again.
-func (t *transport) serveHere(w http.ResponseWriter, r *http.Request, body []byte) {
+func (t *Transport) serveHere(w http.ResponseWriter, r *http.Request, body []byte) {
 	again := withBody(r.WithContext(context.WithValue(r.Context(), relayDepthKey{}, true)), body)
 	again.Header = r.Header.Clone()
 	again.Header.Del(relayHeader)
-	t.self.ServeHTTP(w, again)
+	t.handler.ServeHTTP(w, again)
 }
 
 // forward relays r, whose body is body, to target, the endpoint of
 // replica owner, and copies the answer back, streaming. It returns why
 // the owner did not answer (nothing was written then), or nil.
-func (t *transport) forward(w http.ResponseWriter, r *http.Request, body []byte, owner, target string) error {
+func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte, owner, target string) error {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
 		t.log.ErrorContext(r.Context(), "mcp: a replica's relay URL is not a URL", slog.String("url", target))
@@ -195,9 +197,8 @@ func writeRelayError(w http.ResponseWriter, status int, e *wire.Error) {
 // them. For subscriptions/listen it is the replica of the first task
 // named; the stream then hears that replica's task notifications, and
 // every replica's list changes and resource updates, as any stream does.
-func (t *transport) taskReplica(r *http.Request, msg *wire.Message) string {
-	c := t.opts.Cluster
-	if c == nil || t.engine.tasks == nil || msg.Kind != wire.KindRequest ||
+func (t *Transport) taskReplica(r *http.Request, msg *wire.Message) string {
+	if !t.tasks || msg.Kind != wire.KindRequest ||
 		r.Header.Get(relayHeader) != "" || r.Context().Value(relayDepthKey{}) != nil {
 		return ""
 	}
@@ -225,7 +226,7 @@ func (t *transport) taskReplica(r *http.Request, msg *wire.Message) string {
 		return ""
 	}
 	i := strings.LastIndexByte(id, '.')
-	if i <= 0 || id[:i] == c.Self().ID {
+	if i <= 0 || id[:i] == t.self.ID {
 		return ""
 	}
 	return id[:i]
@@ -234,14 +235,14 @@ func (t *transport) taskReplica(r *http.Request, msg *wire.Message) string {
 // relayTask answers a request about another replica's task by relaying
 // it there. When that replica is gone its tasks are gone with it: the
 // request is served here, where the task is unknown.
-func (t *transport) relayTask(replica string, body []byte) controller.Reply {
+func (t *Transport) relayTask(replica string, body []byte) controller.Reply {
 	body = append([]byte(nil), body...) // the request's buffer is reused once Handle returns
 	return controller.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := clusterContext(r.Context())
-		target, err := t.opts.Cluster.Locate(ctx, replica)
+		target, err := t.cluster.Locate(ctx, replica)
 		cancel()
 		switch {
-		case errors.Is(err, ErrReplicaGone):
+		case errors.Is(err, cluster.ErrReplicaGone):
 			t.serveHere(w, r, body)
 			return
 		case err != nil:

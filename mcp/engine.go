@@ -4,55 +4,42 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// EngineOptions configures an Engine. A nil *EngineOptions means defaults.
-type EngineOptions struct {
+// engineOptions configures an engine.
+type engineOptions struct {
 	// Logger receives handler panics (with their stack) and handler
-	// errors that are hidden from clients. nil means slog.Default(),
-	// captured when the Engine is built: a swallowed panic is worse than
-	// a noisy log.
+	// errors that are hidden from clients.
 	Logger *slog.Logger
-
-	// StateKeys seal the requestState of 2026-07-28 input_required
-	// results (AES-256-GCM): the first key seals, every key opens, so a
-	// key is rotated by putting the new one first and dropping the old
-	// one once StateTTL has passed. Keys should hold 32 random bytes.
-	// nil means one random key per Engine: state then does not survive a
-	// restart or move between replicas, so give every replica the same
-	// keys behind a load balancer.
+	// StateKeys seal requestState; nil means a random key.
 	StateKeys [][]byte
 	// StateTTL bounds how long a client may take to answer an
 	// input_required result; default 10 minutes.
 	StateTTL time.Duration
-	// CacheHints sets the caching hint of a cacheable 2026-07-28 method's
-	// results, by method name ("tools/list"); methods not listed get the
-	// zero CacheHint (ttlMs 0, private). See CacheHint.
+	// CacheHints sets the caching hint of a cacheable 2026-07-28
+	// method's results, by method name.
 	CacheHints map[string]CacheHint
-	// Tasks enables the 2026-07-28 tasks extension
-	// (io.modelcontextprotocol/tasks): tools registered with a
-	// TaskSupport may then run as tasks, and tasks/get, tasks/update and
-	// tasks/cancel are served. nil leaves the extension off: it is not
-	// advertised and every tool runs synchronously.
+	// Tasks enables the tasks extension; nil leaves it off.
 	Tasks *TaskOptions
-	// TaskIDPrefix starts every task id: a Controller with a Cluster
-	// sets it to the replica's id and a dot, so that a task's requests
-	// are relayed to the replica that runs it.
+	// Listen bounds subscriptions/listen filters.
+	Listen ListenOptions
+	// TaskIDPrefix starts every task id: a replica's id and a dot, so
+	// that a task's requests are relayed to the replica that runs it.
 	TaskIDPrefix string
 }
 
-// Engine is the protocol engine: one method table, used by every
-// transport. It holds no per-session data, so one Engine serves any number
-// of sessions concurrently; it is safe for concurrent use.
-type Engine struct {
+// engine is the protocol engine: the one method table every transport
+// uses, through protocol.Engine. It holds no per-session data, so one
+// engine serves any number of sessions concurrently.
+type engine struct {
 	h          Handler
 	tools      ToolHandler
 	resources  ResourceHandler
@@ -71,7 +58,7 @@ type Engine struct {
 	params    paramHeaderer
 
 	log     *slog.Logger
-	methods map[string]*MethodInfo
+	methods map[string]*methodInfo
 	decoder *wire.Decoder
 
 	// 2026-07-28
@@ -81,16 +68,16 @@ type Engine struct {
 	cache        map[string]CacheHint
 	state        *stateSealer
 	tasks        *taskStore
-	listeners    listenLimits
+	clientCaps   capsCache
+	listen       ListenOptions
 }
 
-// NewEngine builds the engine for h, probing once which optional parts h
-// implements. It panics if h is nil (a programming error).
-func NewEngine(h Handler, opts *EngineOptions) *Engine {
-	if h == nil {
-		panic("mcp: NewEngine with a nil Handler")
-	}
-	e := &Engine{h: h, methods: map[string]*MethodInfo{}}
+var _ protocol.Engine = (*engine)(nil)
+
+// newEngine builds the engine for h, probing once which optional parts h
+// implements.
+func newEngine(h Handler, o engineOptions) *engine {
+	e := &engine{h: h, methods: map[string]*methodInfo{}}
 	e.tools, _ = h.(ToolHandler)
 	e.resources, _ = h.(ResourceHandler)
 	e.templates, _ = h.(ResourceTemplateHandler)
@@ -107,15 +94,12 @@ func NewEngine(h Handler, opts *EngineOptions) *Engine {
 	e.skills, _ = h.(skillLister)
 	e.taskTools, _ = h.(taskSupporter)
 	e.params, _ = h.(paramHeaderer)
-	var o EngineOptions
-	if opts != nil {
-		o = *opts
-	}
 	e.log = o.Logger
 	if e.log == nil {
 		e.log = slog.Default()
 	}
 	e.cache = o.CacheHints
+	e.listen = o.Listen.withDefaults()
 	e.state = newStateSealer(o.StateKeys, o.StateTTL)
 	if o.Tasks != nil {
 		e.tasks = newTaskStore(e, o.Tasks)
@@ -123,151 +107,82 @@ func NewEngine(h Handler, opts *EngineOptions) *Engine {
 	}
 	var names []string
 	for _, m := range methodTable() {
-		e.methods[m.Name] = m
-		names = append(names, m.Name)
+		e.methods[m.name] = m
+		names = append(names, m.name)
 	}
 	e.decoder = wire.NewDecoder(names...)
 	return e
 }
 
-// Decoder returns a JSON-RPC decoder that interns this table's method
-// names; transports should decode with it.
-func (e *Engine) Decoder() *wire.Decoder { return e.decoder }
+// Decoder implements protocol.Engine.
+func (e *engine) Decoder() *wire.Decoder { return e.decoder }
 
-// Method returns the table entry for a method name.
-func (e *Engine) Method(name string) (*MethodInfo, bool) {
+// Method implements protocol.Engine: the table's entry with what this
+// handler makes of it. A handler that keeps no state takes no turns, so
+// its stateful methods are fast.
+func (e *engine) Method(name string) (protocol.Method, bool) {
 	m, ok := e.methods[name]
-	return m, ok
+	if !ok {
+		return protocol.Method{}, false
+	}
+	mode := m.mode
+	if mode == protocol.ModeStateful && e.stateless {
+		mode = protocol.ModeFast
+	}
+	return protocol.Method{Name: m.name, Notification: m.notification, Mode: mode,
+		Revisions: m.revisions, Offered: e.offers(m.cap)}, true
 }
 
-// Stateless reports whether the handler ignores its state, so that every
-// call of a session may run concurrently.
-func (e *Engine) Stateless() bool { return e.stateless }
-
-// NewState returns the state for a call that has no session (a stateless
-// transport): the state Initialize returns for a synthetic request with
-// the given revision. A StatelessHandler's state is nil and costs nothing.
-func (e *Engine) NewState(ctx context.Context, rev Revision) (any, error) {
+// NewState implements protocol.Engine: the state Initialize returns for a
+// synthetic request with the given revision. A StatelessHandler's state
+// is nil and costs nothing.
+func (e *engine) NewState(ctx context.Context, rev protocol.Revision) (any, error) {
 	if e.stateless {
 		return nil, nil
 	}
+	r := Revision(rev.OrDefault())
 	req := &InitializeRequest{}
-	req.Method, req.Revision, req.out = "initialize", rev.orDefault(), DiscardOutbound{}
-	req.Params.ProtocolVersion = rev.orDefault().String()
+	req.Method, req.Revision, req.out = "initialize", r, protocol.Discard{}
+	req.Params.ProtocolVersion = r.String()
 	_, st, err := e.h.Initialize(ctx, req, nil)
 	return st, err
 }
 
-// Call is one decoded client→server message, with what the transport or
-// session knows about its context.
-type Call struct {
-	// Method, ID and Params come from the decoded message; a zero ID means
-	// a notification. Params may alias the body, which must stay intact
-	// until Dispatch returns.
-	Method string
-	ID     wire.ID
-	Params json.RawMessage
-	// Revision is the session's negotiated revision, or the transport's
-	// reading of MCP-Protocol-Version; zero means 2025-03-26. Ignored by
-	// initialize, which negotiates.
-	Revision Revision
-	// Client is what the client declared; nil when unknown.
-	Client *ClientCapabilities
-	// LogLevel is the session's logging/setLevel threshold (zero: unset).
-	LogLevel LogLevel
-	// Outbound is this call's back channel; nil means DiscardOutbound.
-	Outbound Outbound
-	// Identity is who is calling ([Options.Identity]; "" for anonymous).
-	// It binds 2026-07-28 requestState and tasks to their caller.
-	Identity string
-
-	mrtr *mrtrOutbound // 2026-07-28 input_required rounds of this call
-	// owned: the transport's own Call, which it gives to Dispatch once
-	// and writes the reply of with Engine.appendReply. Dispatch changes it
-	// in place instead of copying it, and leaves the 2026-07-28 envelope
-	// to appendReply, which writes it straight into the response instead
-	// of Dispatch copying the result into it first.
-	owned bool
-	// noInput: the transport saw that params have neither inputResponses
-	// nor requestState, so prepareModern need not look for them.
-	noInput bool
-	// tool: the tools/call params the transport already read (nil when
-	// it did not), so that callTool need not read them again.
-	tool *toolCallParams
-}
-
-// CallOf builds a Call from a decoded request or notification.
-func CallOf(m *wire.Message, rev Revision) Call {
-	return Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev}
-}
-
-// EffectKind says what the session layer must record after a call.
-type EffectKind uint8
-
-// The effects.
-const (
-	EffectNone         EffectKind = iota
-	EffectInitialize              // a session starts: Revision, Client, ClientInfo
-	EffectInitialized             // notifications/initialized arrived
-	EffectSetLogLevel             // LogLevel
-	EffectSubscribe               // URI
-	EffectUnsubscribe             // URI
-	EffectCancel                  // RequestID (and Reason): cancel that call's context
-	EffectRootsChanged            // the client's roots changed
-)
-
-// Effect is the session-level consequence of a call, which Dispatch
-// reports instead of performing (it has no session).
-type Effect struct {
-	Kind       EffectKind
-	Revision   Revision
-	Client     *ClientCapabilities
-	ClientInfo *Implementation
-	LogLevel   LogLevel
-	URI        string
-	RequestID  wire.ID
-	Reason     string
-}
-
-// Reply is the outcome of Dispatch. For a request exactly one of Result
-// and Err is set; for a notification neither is (notifications are never
-// answered). State is the handler's new state: the one the callback
-// returned, or the input state when it panicked or did not run.
-//
-// Pitfall: Result may be shared (pre-encoded lists, constants): never
-// modify it.
-type Reply struct {
-	Result json.RawMessage
-	Err    *wire.Error
-	State  any
-	Effect Effect
-
-	resultType string // 2026-07-28: "" means complete
-	// envelope is the method of a 2026-07-28 result whose envelope is
-	// still to be added (Call.owned; Engine.appendReply adds it).
-	envelope string
-	// pooled is the pooled buffer that holds Result, for an owned call
-	// (appendReply puts it back once it has copied Result).
-	pooled *[]byte
-}
-
-// AppendTo appends the JSON-RPC response for this reply to dst (nothing for
-// a notification's reply).
-func (r *Reply) AppendTo(dst []byte, id wire.ID) []byte {
-	switch {
-	case r.Err != nil:
-		return wire.AppendErrorResponse(dst, id, r.Err)
-	case r.Result != nil:
-		return wire.AppendResponse(dst, id, r.Result)
+// Client implements protocol.Engine.
+func (e *engine) Client(raw []byte) any {
+	if c := e.clientCaps.get(raw); c != nil {
+		return c
 	}
-	return dst
+	return nil
+}
+
+// clientOf is the client capabilities a call carries (nil when unknown).
+func clientOf(call *protocol.Call) *ClientCapabilities {
+	c, _ := call.Client.(*ClientCapabilities)
+	return c
+}
+
+// ParamHeaders implements protocol.Engine.
+func (e *engine) ParamHeaders(tool string) []protocol.ParamHeader {
+	if e.params == nil {
+		return nil
+	}
+	return e.params.paramHeaders(tool)
+}
+
+// OnChange implements protocol.Engine.
+func (e *engine) OnChange(fn func(protocol.Change)) (remove func()) {
+	if e.notifier == nil {
+		return func() {}
+	}
+	return e.notifier.OnChange(func(c Change) { fn(protocol.Change{Kind: protocol.ChangeKind(c.Kind), URI: c.URI}) })
 }
 
 var (
 	resultEmpty   = json.RawMessage(`{}`)
-	errInternal   = wire.NewError(wire.InternalError, "Internal error")
-	errCancelled  = wire.NewError(wire.InternalError, "Request cancelled")
-	errTimeout    = wire.NewError(wire.InternalError, "Request timed out")
+	errInternal   = protocol.ErrInternal
+	errCancelled  = protocol.ErrCancelled
+	errTimeout    = protocol.ErrTimeout
 	errUnencoded  = wire.NewError(wire.InternalError, "Internal error: the result could not be encoded")
 	errNotStarted = wire.NewError(wire.UnsupportedProtocolVersion, "Unsupported protocol version")
 	// errInputRequired marks (by identity) a handler that asked the
@@ -280,12 +195,9 @@ func methodNotFound(method string) *wire.Error {
 	return wire.NewError(wire.MethodNotFound, "Method not found: "+method)
 }
 
-type methodFunc func(e *Engine, ctx context.Context, call *Call, rev Revision, state any) Reply
+type methodFunc func(e *engine, ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply
 
-// Dispatch serves one call: the table lookup, the revision and capability
-// gates, params validation, the handler callback under a crash guard, and
-// the encoding of the result. It never panics and never blocks on
-// anything but the handler.
+// Dispatch implements protocol.Engine.
 //
 // Gates, in order: an unknown method, a method the revision does not have,
 // a method whose capability the handler does not offer, and a request
@@ -294,24 +206,24 @@ type methodFunc func(e *Engine, ctx context.Context, call *Call, rev Revision, s
 // params answer InvalidParams (-32602) before the handler runs. A panic
 // answers InternalError with a generic message, keeps the input state and
 // logs the panic with its stack.
-func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Reply) {
+func (e *engine) Dispatch(ctx context.Context, call *protocol.Call, state any) (reply protocol.Reply) {
 	reply.State = state
 	isNotification := call.ID.IsZero()
 	m := e.methods[call.Method]
-	if m == nil || m.Notification != isNotification {
+	if m == nil || m.notification != isNotification || m.run == nil {
 		if !isNotification {
 			reply.Err = methodNotFound(call.Method)
 		}
 		return reply
 	}
-	rev := call.Revision.orDefault()
+	rev := Revision(call.Revision.OrDefault())
 	if rev >= revEnd {
 		if !isNotification {
 			reply.Err = errNotStarted
 		}
 		return reply
 	}
-	if !m.revisions.has(rev) || !e.offers(m.cap) {
+	if !m.revisions.Has(protocol.Revision(rev)) || !e.offers(m.cap) {
 		if !isNotification {
 			reply.Err = methodNotFound(call.Method)
 		}
@@ -319,7 +231,7 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 	}
 	modern := rev == Rev20260728
 	if modern && !isNotification {
-		if !call.owned {
+		if !call.Owned {
 			c := *call
 			call = &c
 		}
@@ -334,7 +246,7 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 			e.log.ErrorContext(ctx, "mcp: handler panicked",
 				slog.String("method", call.Method), slog.String("id", call.ID.String()),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			reply = Reply{State: state}
+			reply = protocol.Reply{State: state}
 			if !isNotification {
 				reply.Err = errInternal
 			}
@@ -344,7 +256,7 @@ func (e *Engine) Dispatch(ctx context.Context, call *Call, state any) (reply Rep
 }
 
 // offers reports whether the handler implements and reports a capability.
-func (e *Engine) offers(c capability) bool {
+func (e *engine) offers(c capability) bool {
 	var rep *ServerCapabilities
 	if e.reporter != nil {
 		rep = e.reporter.Capabilities()
@@ -374,7 +286,7 @@ func (e *Engine) offers(c capability) bool {
 
 // Capabilities returns what initialize advertises for revision rev: what
 // the handler implements, narrowed by its CapabilityReporter.
-func (e *Engine) Capabilities(rev Revision) ServerCapabilities {
+func (e *engine) Capabilities(rev Revision) ServerCapabilities {
 	var c ServerCapabilities
 	listChanged := e.notifier != nil
 	var rep *ServerCapabilities
@@ -415,13 +327,13 @@ func (e *Engine) Capabilities(rev Revision) ServerCapabilities {
 }
 
 // fill sets the common part of a request.
-func (e *Engine) fill(r *Request, call *Call, rev Revision, meta RequestMeta) {
-	r.Method, r.ID, r.Revision, r.Client = call.Method, call.ID, rev, call.Client
-	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, call.LogLevel, call.Outbound
+func (e *engine) fill(r *Request, call *protocol.Call, rev Revision, meta RequestMeta) {
+	r.Method, r.ID, r.Revision, r.Client = call.Method, call.ID, rev, clientOf(call)
+	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, LogLevel(call.LogLevel), call.Outbound
 }
 
 // handlerError maps a callback's error to the wire (see handler.go).
-func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *wire.Error {
+func (e *engine) handlerError(ctx context.Context, call *protocol.Call, err error) *wire.Error {
 	var je *wire.Error
 	var ir *InputRequiredError
 	var ce *capabilityError
@@ -431,12 +343,12 @@ func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *wire.
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownPrompt), errors.Is(err, ErrInvalidParams):
 		return wire.NewError(wire.InvalidParams, "Invalid params: "+strings.TrimPrefix(err.Error(), "mcp: "))
 	case errors.As(err, &ir):
-		if call.mrtr != nil {
+		if _, ok := call.Outbound.(*mrtrOutbound); ok {
 			return errInputRequired
 		}
 		e.log.ErrorContext(ctx, "mcp: input_required outside the 2026-07-28 era", slog.String("method", call.Method))
 		return errInternal
-	case call.Revision == Rev20260728 && errors.As(err, &ce):
+	case call.Revision == protocol.Rev20260728 && errors.As(err, &ce):
 		return ce.rpcError()
 	case errors.Is(err, context.Canceled):
 		return errCancelled
@@ -450,8 +362,8 @@ func (e *Engine) handlerError(ctx context.Context, call *Call, err error) *wire.
 
 // result finishes a callback: error mapping, or encoding with the
 // UTF-8 guard. The returned state is kept either way.
-func (e *Engine) result(ctx context.Context, call *Call, state any, err error, encode func() ([]byte, error)) Reply {
-	r := Reply{State: state}
+func (e *engine) result(ctx context.Context, call *protocol.Call, state any, err error, encode func() ([]byte, error)) protocol.Reply {
+	r := protocol.Reply{State: state}
 	if err != nil {
 		r.Err = e.handlerError(ctx, call, err)
 		return r
@@ -467,10 +379,10 @@ func (e *Engine) result(ctx context.Context, call *Call, state any, err error, e
 	return r
 }
 
-func (e *Engine) initialize(ctx context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) initialize(ctx context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	p, meta, perr := parseInitialize(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	rev := Negotiate(p.ProtocolVersion)
 	req := &InitializeRequest{Params: p}
@@ -487,19 +399,19 @@ func (e *Engine) initialize(ctx context.Context, call *Call, _ Revision, state a
 		return wire.Marshal(&out)
 	})
 	if r.Err == nil {
-		r.Effect = Effect{Kind: EffectInitialize, Revision: rev, Client: &req.Params.Capabilities, ClientInfo: &req.Params.ClientInfo}
+		r.Effect = protocol.Effect{Kind: protocol.EffectInitialize, Revision: protocol.Revision(rev), Client: &req.Params.Capabilities}
 	}
 	return r
 }
 
-func (e *Engine) ping(_ context.Context, call *Call, _ Revision, state any) Reply {
+func (e *engine) ping(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
 	if _, err := parsePlain(call.Params); err != nil {
-		return Reply{State: state, Err: err}
+		return protocol.Reply{State: state, Err: err}
 	}
-	return Reply{State: state, Result: resultEmpty}
+	return protocol.Reply{State: state, Result: resultEmpty}
 }
 
-func (e *Engine) listRequest(call *Call, rev Revision) (*ListRequest, *wire.Error) {
+func (e *engine) listRequest(call *protocol.Call, rev Revision) (*ListRequest, *wire.Error) {
 	cursor, meta, perr := parseList(call.Params)
 	if perr != nil {
 		return nil, perr
@@ -509,10 +421,10 @@ func (e *Engine) listRequest(call *Call, rev Revision) (*ListRequest, *wire.Erro
 	return req, nil
 }
 
-func (e *Engine) listTools(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) listTools(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	req, perr := e.listRequest(call, rev)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	res, st, err := e.tools.ListTools(ctx, req, state)
 	return e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -523,18 +435,18 @@ func (e *Engine) listTools(ctx context.Context, call *Call, rev Revision, state 
 	})
 }
 
-func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	var name string
 	var args json.RawMessage
 	var meta RequestMeta
 	var perr *wire.Error
-	if call.tool != nil {
-		name, args, meta, perr = call.tool.result()
+	if call.Tool != nil {
+		name, args, meta, perr = toolCallOf(call.Tool)
 	} else {
 		name, args, meta, perr = parseToolCall(call.Params)
 	}
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	req := &CallToolRequest{Name: name, Arguments: args}
 	e.fill(&req.Request, call, rev, meta)
@@ -552,7 +464,7 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 		if res == nil {
 			res = &CallToolResult{}
 		}
-		if call.owned {
+		if call.Owned {
 			// appendReply copies the result into the response and is
 			// the last to read it: encode into a pooled buffer.
 			pooled = wire.GetBuffer()
@@ -563,7 +475,7 @@ func (e *Engine) callTool(ctx context.Context, call *Call, rev Revision, state a
 		return encodeCallTool(res)
 	})
 	if r.Result != nil {
-		r.pooled = pooled
+		r.Pooled = pooled
 	}
 	return r
 }
@@ -584,10 +496,10 @@ func ToolError(err error) *CallToolResult {
 	return &CallToolResult{Content: []Content{Text(err.Error())}, IsError: true}
 }
 
-func (e *Engine) listResources(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) listResources(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	req, perr := e.listRequest(call, rev)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	res, st, err := e.resources.ListResources(ctx, req, state)
 	return e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -600,13 +512,13 @@ func (e *Engine) listResources(ctx context.Context, call *Call, rev Revision, st
 
 var resultNoTemplates = json.RawMessage(`{"resourceTemplates":[]}`)
 
-func (e *Engine) listTemplates(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) listTemplates(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	req, perr := e.listRequest(call, rev)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	if e.templates == nil {
-		return Reply{State: state, Result: resultNoTemplates}
+		return protocol.Reply{State: state, Result: resultNoTemplates}
 	}
 	res, st, err := e.templates.ListResourceTemplates(ctx, req, state)
 	return e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -617,16 +529,16 @@ func (e *Engine) listTemplates(ctx context.Context, call *Call, rev Revision, st
 	})
 }
 
-func (e *Engine) readResource(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) readResource(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	uri, meta, perr := parseURI(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	req := &ReadResourceRequest{URI: uri}
 	e.fill(&req.Request, call, rev, meta)
 	res, st, err := e.resources.ReadResource(ctx, req, state)
 	if errors.Is(err, ErrResourceNotFound) {
-		return Reply{State: st, Err: resourceNotFound(rev, uri)}
+		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
 	}
 	return e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
@@ -646,42 +558,42 @@ func resourceNotFound(rev Revision, uri string) *wire.Error {
 	return &wire.Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 }
 
-func (e *Engine) subscription(ctx context.Context, call *Call, rev Revision, state any, kind EffectKind) Reply {
+func (e *engine) subscription(ctx context.Context, call *protocol.Call, rev Revision, state any, kind protocol.EffectKind) protocol.Reply {
 	uri, meta, perr := parseURI(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	req := &SubscribeRequest{URI: uri}
 	e.fill(&req.Request, call, rev, meta)
 	var st any
 	var err error
-	if kind == EffectSubscribe {
+	if kind == protocol.EffectSubscribe {
 		st, err = e.subs.Subscribe(ctx, req, state)
 	} else {
 		st, err = e.subs.Unsubscribe(ctx, req, state)
 	}
 	if errors.Is(err, ErrResourceNotFound) {
-		return Reply{State: st, Err: resourceNotFound(rev, uri)}
+		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
 	}
 	r := e.result(ctx, call, st, err, func() ([]byte, error) { return resultEmpty, nil })
 	if r.Err == nil {
-		r.Effect = Effect{Kind: kind, URI: uri}
+		r.Effect = protocol.Effect{Kind: kind, URI: uri}
 	}
 	return r
 }
 
-func (e *Engine) subscribe(ctx context.Context, call *Call, rev Revision, state any) Reply {
-	return e.subscription(ctx, call, rev, state, EffectSubscribe)
+func (e *engine) subscribe(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
+	return e.subscription(ctx, call, rev, state, protocol.EffectSubscribe)
 }
 
-func (e *Engine) unsubscribe(ctx context.Context, call *Call, rev Revision, state any) Reply {
-	return e.subscription(ctx, call, rev, state, EffectUnsubscribe)
+func (e *engine) unsubscribe(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
+	return e.subscription(ctx, call, rev, state, protocol.EffectUnsubscribe)
 }
 
-func (e *Engine) listPrompts(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) listPrompts(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	req, perr := e.listRequest(call, rev)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	res, st, err := e.prompts.ListPrompts(ctx, req, state)
 	return e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -692,10 +604,10 @@ func (e *Engine) listPrompts(ctx context.Context, call *Call, rev Revision, stat
 	})
 }
 
-func (e *Engine) getPrompt(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) getPrompt(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	name, args, meta, perr := parsePromptGet(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	req := &GetPromptRequest{Name: name, Arguments: args}
 	e.fill(&req.Request, call, rev, meta)
@@ -708,10 +620,10 @@ func (e *Engine) getPrompt(ctx context.Context, call *Call, rev Revision, state 
 	})
 }
 
-func (e *Engine) complete(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) complete(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	ref, name, value, ctxArgs, meta, perr := parseComplete(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	req := &CompleteRequest{Ref: ref, ArgumentName: name, ArgumentValue: value, Context: ctxArgs}
 	e.fill(&req.Request, call, rev, meta)
@@ -724,39 +636,39 @@ func (e *Engine) complete(ctx context.Context, call *Call, rev Revision, state a
 	})
 }
 
-func (e *Engine) setLevel(ctx context.Context, call *Call, rev Revision, state any) Reply {
+func (e *engine) setLevel(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	level, meta, perr := parseSetLevel(call.Params)
 	if perr != nil {
-		return Reply{State: state, Err: perr}
+		return protocol.Reply{State: state, Err: perr}
 	}
 	req := &SetLogLevelRequest{Level: level}
 	e.fill(&req.Request, call, rev, meta)
 	st, err := e.logging.SetLogLevel(ctx, req, state)
 	r := e.result(ctx, call, st, err, func() ([]byte, error) { return resultEmpty, nil })
 	if r.Err == nil {
-		r.Effect = Effect{Kind: EffectSetLogLevel, LogLevel: level}
+		r.Effect = protocol.Effect{Kind: protocol.EffectSetLogLevel, LogLevel: protocol.LogLevel(level)}
 	}
 	return r
 }
 
-func (e *Engine) initialized(_ context.Context, _ *Call, _ Revision, state any) Reply {
-	return Reply{State: state, Effect: Effect{Kind: EffectInitialized}}
+func (e *engine) initialized(_ context.Context, _ *protocol.Call, _ Revision, state any) protocol.Reply {
+	return protocol.Reply{State: state, Effect: protocol.Effect{Kind: protocol.EffectInitialized}}
 }
 
-func (e *Engine) cancelled(_ context.Context, call *Call, _ Revision, state any) Reply {
-	id, reason, ok := parseCancelled(call.Params)
+func (e *engine) cancelled(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
+	id, _, ok := parseCancelled(call.Params)
 	if !ok {
-		return Reply{State: state} // invalid cancellations SHOULD be ignored
+		return protocol.Reply{State: state} // invalid cancellations SHOULD be ignored
 	}
-	return Reply{State: state, Effect: Effect{Kind: EffectCancel, RequestID: id, Reason: reason}}
+	return protocol.Reply{State: state, Effect: protocol.Effect{Kind: protocol.EffectCancel, RequestID: id}}
 }
 
-func (e *Engine) ignore(_ context.Context, _ *Call, _ Revision, state any) Reply {
-	return Reply{State: state}
+func (e *engine) ignore(_ context.Context, _ *protocol.Call, _ Revision, state any) protocol.Reply {
+	return protocol.Reply{State: state}
 }
 
-func (e *Engine) rootsChanged(ctx context.Context, call *Call, rev Revision, state any) Reply {
-	r := Reply{State: state, Effect: Effect{Kind: EffectRootsChanged}}
+func (e *engine) rootsChanged(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {
+	r := protocol.Reply{State: state, Effect: protocol.Effect{Kind: protocol.EffectRootsChanged}}
 	if e.roots == nil {
 		return r
 	}
@@ -769,6 +681,3 @@ func (e *Engine) rootsChanged(ctx context.Context, call *Call, rev Revision, sta
 	r.State = st
 	return r
 }
-
-// String formats a Call for logs.
-func (c *Call) String() string { return fmt.Sprintf("%s id=%s", c.Method, c.ID) }

@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"context"
@@ -47,10 +47,12 @@ type stream struct {
 	final      bool                // a POST stream: its response is in the log
 	onIdle     func()              // a POST stream: cancels its call
 	grace      *time.Timer         // cancels the call, or forgets the finished stream, of an absent client
-	// idTag ends the event ids of a clustered session's POST stream: its
-	// call's request id, so that a replica that takes the session over
-	// can tell a client resuming the stream which call was lost.
-	idTag string
+	// idTag ends the event ids of a POST stream: the replica that runs
+	// its call and the call's request id (callID), so that a replica
+	// that takes the session over can tell a client resuming the stream
+	// which call was lost. Set when the stream starts.
+	idTag  string
+	callID wire.ID
 }
 
 type streamEvent struct {
@@ -103,9 +105,7 @@ func (s *session) newCallStream(mb *controller.Mailbox, onIdle func(), id wire.I
 	st := s.streamLocked(s.nextStream)
 	st.mb = mb
 	st.onIdle = onIdle
-	if s.tab.cluster != nil {
-		st.idTag = "." + base64.RawURLEncoding.EncodeToString(id.AppendJSON(nil))
-	}
+	st.callID = id
 	return st
 }
 
@@ -131,8 +131,8 @@ func (st *stream) primingFrame(after int64) []byte {
 // false when the session has ended.
 func (st *stream) emit(data []byte) bool {
 	s := st.s
-	if st.id == 0 && s.tab.cluster != nil {
-		return st.publish(data)
+	if st.id == 0 {
+		return st.publish(data) // the GET stream is the cluster's log
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,6 +176,7 @@ func (st *stream) emitWait(ctx context.Context, data []byte) bool {
 func (st *stream) emitLocked(data []byte) {
 	if st.id != 0 && !st.started {
 		st.started = true
+		st.idTag = "." + st.s.tab.self.ID + "." + base64.RawURLEncoding.EncodeToString(st.callID.AppendJSON(nil))
 		if st.mb != nil {
 			_ = st.mb.Send(streamStarted{})
 		}
@@ -440,7 +441,7 @@ func (st *stream) streamReply(r *controller.Request, c *connState) controller.Re
 		mb.Defer(s.release)
 	}
 	mb.Monitor(s.done, sessionGone{})
-	mb.Every(s.tab.opts.KeepAlive, keepAlive{})
+	mb.Every(s.tab.t.keepAlive(), keepAlive{})
 	header := http.Header{}
 	sse.Headers(header)
 	return controller.Loop(http.StatusOK, header, c, handleConn)
@@ -477,12 +478,10 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	if s == nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
-	if tab.cluster != nil {
-		// The GET stream of a clustered session is the cluster's log:
-		// read what this replica has not heard of yet, then attach.
-		if err := s.standalone().sync(r.Context()); err != nil {
-			return tab.unavailable(r.Request, err)
-		}
+	// The GET stream is the cluster's log: read what this replica has
+	// not heard of yet, then attach.
+	if err := s.standalone().sync(r.Context()); err != nil {
+		return tab.unavailable(r.Request, err)
 	}
 	mb := r.Mailbox()
 	s.mu.Lock()

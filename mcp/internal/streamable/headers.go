@@ -1,14 +1,13 @@
-package mcp
+package streamable
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"math/big"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -55,94 +54,6 @@ func headerMismatch(format string, args ...any) *wire.Error {
 	return wire.Errorf(wire.HeaderMismatch, "Header mismatch: "+format, args...)
 }
 
-// paramHeader is one x-mcp-header annotation of a tool's input schema.
-type paramHeader struct {
-	name string   // as declared: Mcp-Param-{name}
-	path []string // properties from the arguments object down
-	typ  string   // "string", "integer" or "boolean"
-}
-
-// paramHeaderer is a handler that knows its tools' x-mcp-header
-// annotations (the Server); other handlers get no Mcp-Param-* checks.
-type paramHeaderer interface {
-	paramHeaders(tool string) []paramHeader
-}
-
-func isTchar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-// scanParamHeaders finds the x-mcp-header annotations of an input schema
-// and checks them against the rules clients enforce (a client drops a
-// tool that breaks them): the name is a non-empty token, unique without
-// regard to case; only on string, integer or boolean properties (never
-// number); only on properties reached from the root through "properties"
-// alone (not items, combinators, conditionals or $ref).
-func scanParamHeaders(schema json.RawMessage) ([]paramHeader, error) {
-	var root any
-	if err := json.Unmarshal(schema, &root); err != nil {
-		return nil, err
-	}
-	var out []paramHeader
-	seen := map[string]bool{}
-	var walk func(node any, path []string, reachable bool) error
-	walk = func(node any, path []string, reachable bool) error {
-		switch n := node.(type) {
-		case []any:
-			for _, c := range n {
-				if err := walk(c, nil, false); err != nil {
-					return err
-				}
-			}
-		case map[string]any:
-			if x, ok := n["x-mcp-header"]; ok {
-				name, _ := x.(string)
-				switch {
-				case !reachable || len(path) == 0:
-					return fmt.Errorf("x-mcp-header %v: only on a property reached through \"properties\" alone", x)
-				case name == "":
-					return fmt.Errorf("x-mcp-header on %q: the name must be a non-empty string", strings.Join(path, "."))
-				}
-				for i := 0; i < len(name); i++ {
-					if !isTchar(name[i]) {
-						return fmt.Errorf("x-mcp-header %q: not an HTTP token", name)
-					}
-				}
-				if seen[strings.ToLower(name)] {
-					return fmt.Errorf("x-mcp-header %q: used twice (names are case-insensitive)", name)
-				}
-				seen[strings.ToLower(name)] = true
-				typ, _ := n["type"].(string)
-				if typ != "string" && typ != "integer" && typ != "boolean" {
-					return fmt.Errorf("x-mcp-header %q: only on string, integer or boolean properties", name)
-				}
-				out = append(out, paramHeader{name: name, path: append([]string(nil), path...), typ: typ})
-			}
-			for k, v := range n {
-				if k == "properties" {
-					if props, ok := v.(map[string]any); ok {
-						for pk, pv := range props {
-							if err := walk(pv, append(path[:len(path):len(path)], pk), reachable); err != nil {
-								return err
-							}
-						}
-						continue
-					}
-				}
-				if err := walk(v, nil, false); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil, true); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // argumentAt finds the raw value at path in an arguments object; nil when
 // absent.
 func argumentAt(args []byte, path []string) []byte {
@@ -155,7 +66,7 @@ func argumentAt(args []byte, path []string) []byte {
 		_ = wire.EachMember(cur, func(k, v []byte) error {
 			if wire.KeyIs(k, p) {
 				next = v
-				return errStop
+				return protocol.ErrStop
 			}
 			return nil
 		})
@@ -169,12 +80,12 @@ func argumentAt(args []byte, path []string) []byte {
 
 // checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
 // its arguments.
-func checkParamHeaders(h http.Header, specs []paramHeader, args []byte) *wire.Error {
+func checkParamHeaders(h http.Header, specs []protocol.ParamHeader, args []byte) *wire.Error {
 	for _, ph := range specs {
-		hname := "Mcp-Param-" + ph.name
+		hname := "Mcp-Param-" + ph.Name
 		vals := h.Values(hname)
-		body := argumentAt(args, ph.path)
-		present := body != nil && !isNull(body)
+		body := argumentAt(args, ph.Path)
+		present := body != nil && !protocol.IsNull(body)
 		switch {
 		case len(vals) > 1:
 			return headerMismatch("%s is repeated", hname)
@@ -189,7 +100,7 @@ func checkParamHeaders(h http.Header, specs []paramHeader, args []byte) *wire.Er
 		if !ok {
 			return headerMismatch("%s has an invalid value", hname)
 		}
-		if !sameValue(v, body, ph.typ) {
+		if !sameValue(v, body, ph.Type) {
 			return headerMismatch("%s does not match the argument", hname)
 		}
 	}

@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"context"
@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
-// The session table's side of a Cluster (cluster.go): records kept in
+// The session table's side of a cluster.Cluster (cluster.go): records kept in
 // the store, requests for other replicas' sessions relayed
 // (cluster_relay.go) or taken over, the GET stream backed by the store's
 // log.
@@ -26,10 +28,6 @@ import (
 // clusterTimeout bounds each call to the cluster's store: a store that is
 // down fails requests fast.
 const clusterTimeout = 2 * time.Second
-
-// ErrStoreUnavailable is returned by a server→client request of a
-// clustered session whose store did not answer.
-var ErrStoreUnavailable = errors.New("mcp: session store unavailable")
 
 // recordTTL is how long the store keeps an untouched record: a little
 // longer than the owner would keep the session idle, so that a session
@@ -54,17 +52,16 @@ func (tab *sessionTable) create(ctx context.Context, s *session) error {
 }
 
 // record is what the cluster keeps of s.
-func (s *session) record() *SessionRecord {
+func (s *session) record() *cluster.Record {
 	tab := s.tab
-	rec := &SessionRecord{
+	rec := &cluster.Record{
 		ID:          s.id,
-		Owner:       tab.cluster.Self().ID,
+		Owner:       tab.self.ID,
 		Identity:    s.identity,
-		Revision:    s.revision,
-		Client:      s.client,
-		LogLevel:    LogLevel(s.logLevel.Load()),
+		Revision:    s.revision.String(),
+		Client:      s.clientJSON(),
+		LogLevel:    protocol.LogLevel(s.logLevel.Load()).String(),
 		Initialized: s.initialized.Load(),
-		Movable:     true,
 	}
 	s.mu.Lock()
 	for u := range s.subs {
@@ -75,19 +72,29 @@ func (s *session) record() *SessionRecord {
 	}
 	s.mu.Unlock()
 	slices.Sort(rec.Subscriptions)
-	if !tab.t.engine.Stateless() {
-		codec, ok := tab.t.opts.Handler.(StateCodec)
-		if !ok {
-			rec.Movable = false
-		} else if b, err := codec.EncodeState(s.snapshot()); err != nil {
-			tab.t.log.Error("mcp: session state could not be encoded; the session cannot move",
-				slog.String(AttrSession, s.id), slog.Any("err", err))
-			rec.Movable = false
-		} else {
-			rec.State = b
-		}
+	b, movable, err := tab.t.cfg.Codec.EncodeState(s.snapshot())
+	if err != nil {
+		tab.t.log.Error("mcp: session state could not be encoded; the session cannot move",
+			slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
+		movable = false
 	}
+	rec.State, rec.Movable = b, movable
 	return rec
+}
+
+// clientJSON is the client's capabilities as the record keeps them,
+// encoded once.
+func (s *session) clientJSON() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clientRaw == nil && s.client != nil {
+		b, err := json.Marshal(s.client)
+		if err != nil {
+			b = []byte("null")
+		}
+		s.clientRaw = b
+	}
+	return s.clientRaw
 }
 
 // save records the session's metadata and state. A store that does not
@@ -98,24 +105,24 @@ func (s *session) save() {
 	defer cancel()
 	err := s.tab.cluster.Save(ctx, s.record(), s.tab.recordTTL())
 	switch {
-	case errors.Is(err, ErrSessionMoved):
+	case errors.Is(err, cluster.ErrSessionMoved):
 		s.endBecause(CloseMoved)
 		return
-	case errors.Is(err, ErrSessionUnknown):
+	case errors.Is(err, cluster.ErrSessionUnknown):
 		return // it ended meanwhile
 	}
 	if err != nil {
 		s.tab.t.log.Warn("mcp: the session store did not record a change",
-			slog.String(AttrSession, s.id), slog.Any("err", err))
+			slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
 		return
 	}
 	s.lastKept.Store(time.Now().UnixNano())
 }
 
 // saveAfter saves the session after an effect that changed its record.
-func (s *session) saveAfter(k EffectKind) {
+func (s *session) saveAfter(k protocol.EffectKind) {
 	switch k {
-	case EffectInitialized, EffectSetLogLevel, EffectSubscribe, EffectUnsubscribe:
+	case protocol.EffectInitialized, protocol.EffectSetLogLevel, protocol.EffectSubscribe, protocol.EffectUnsubscribe:
 		s.save()
 	}
 }
@@ -154,7 +161,7 @@ func (tab *sessionTable) forget(s *session, reason CloseReason) {
 	}
 	if err != nil {
 		tab.t.log.Warn("mcp: the session store did not hear that a session ended",
-			slog.String(AttrSession, s.id), slog.String("reason", string(reason)), slog.Any("err", err))
+			slog.String(protocol.AttrSession, s.id), slog.String("reason", string(reason)), slog.Any("err", err))
 	}
 }
 
@@ -175,7 +182,7 @@ var errSessionMoving = wire.NewError(wire.InternalError, "Service Unavailable: t
 // a relay to its owner, or a take-over when its owner is gone.
 func (tab *sessionTable) remote(r *http.Request, id string) (*session, controller.Reply) {
 	c := tab.cluster
-	self := c.Self()
+	self := tab.t.self
 	relayed := r.Header.Get(relayHeader)
 	if relayed != "" && relayed != self.ID {
 		// Sent to a replica that used to listen at this address.
@@ -186,13 +193,13 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 	defer cancel()
 	for range 3 {
 		rec, err := c.Load(ctx, id)
-		if errors.Is(err, ErrSessionUnknown) {
+		if errors.Is(err, cluster.ErrSessionUnknown) {
 			return nil, errorReply(http.StatusNotFound, errSessionNotFound)
 		}
 		if err != nil {
 			return nil, tab.unavailable(r, err)
 		}
-		if tab.t.opts.Identity != nil && tab.t.opts.Identity(r) != rec.Identity {
+		if tab.t.cfg.Identity != nil && tab.t.cfg.Identity(r) != rec.Identity {
 			return nil, errorReply(http.StatusNotFound, errSessionNotFound)
 		}
 		switch {
@@ -213,7 +220,7 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 				}
 				return nil, tab.relay(rec, url)
 			}
-			if !errors.Is(err, ErrReplicaGone) {
+			if !errors.Is(err, cluster.ErrReplicaGone) {
 				return nil, tab.unavailable(r, err)
 			}
 		}
@@ -239,7 +246,7 @@ func moving() controller.Reply {
 
 // adopt rebuilds a session this replica now owns from its record and its
 // GET stream's log.
-func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *SessionRecord) (*session, controller.Reply) {
+func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *cluster.Record) (*session, controller.Reply) {
 	tab.mu.RLock()
 	s := tab.m[rec.ID]
 	tab.mu.RUnlock()
@@ -249,21 +256,23 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *Sessio
 	var state any
 	if !rec.Movable {
 		tab.t.log.InfoContext(r.Context(), "mcp: a session whose state cannot move lost its replica; it ends",
-			slog.String(AttrSession, rec.ID))
+			slog.String(protocol.AttrSession, rec.ID))
+		_ = tab.cluster.End(ctx, rec.ID)
+		return nil, errorReply(http.StatusNotFound, errSessionNotFound)
+	}
+	rev, ok := protocol.ParseRevision(rec.Revision)
+	if !ok {
+		tab.t.log.ErrorContext(r.Context(), "mcp: a moved session's revision is unknown; it ends",
+			slog.String(protocol.AttrSession, rec.ID), slog.String("revision", rec.Revision))
 		_ = tab.cluster.End(ctx, rec.ID)
 		return nil, errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	if rec.State != nil {
-		codec, _ := tab.t.opts.Handler.(StateCodec)
 		var err error
-		if codec == nil {
-			err = errors.New("the handler is no StateCodec")
-		} else {
-			state, err = codec.DecodeState(rec.State)
-		}
+		state, err = tab.t.cfg.Codec.DecodeState(rec.State)
 		if err != nil {
 			tab.t.log.ErrorContext(r.Context(), "mcp: a moved session's state could not be decoded; it ends",
-				slog.String(AttrSession, rec.ID), slog.Any("err", err))
+				slog.String(protocol.AttrSession, rec.ID), slog.Any("err", err))
 			_ = tab.cluster.End(ctx, rec.ID)
 			return nil, errorReply(http.StatusNotFound, errSessionNotFound)
 		}
@@ -276,12 +285,16 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *Sessio
 		tab:      tab,
 		id:       rec.ID,
 		identity: rec.Identity,
-		revision: rec.Revision,
-		client:   rec.Client,
+		revision: rev,
 		done:     make(chan struct{}),
 		state:    state,
 	}
-	s.logLevel.Store(uint32(rec.LogLevel))
+	if len(rec.Client) > 0 && string(rec.Client) != "null" {
+		s.client, s.clientRaw = tab.t.engine.Client(rec.Client), rec.Client
+	}
+	if l, ok := protocol.ParseLogLevel(rec.LogLevel); ok {
+		s.logLevel.Store(uint32(l))
+	}
 	s.initialized.Store(rec.Initialized)
 	if len(rec.Subscriptions) > 0 {
 		s.subs = make(map[string]struct{}, len(rec.Subscriptions))
@@ -322,7 +335,7 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *Sessio
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
 	s.mu.Unlock()
 	tab.t.log.WarnContext(r.Context(), "mcp: took over a session from a replica that is gone",
-		slog.String(AttrSession, rec.ID), slog.Int("events", len(events)))
+		slog.String(protocol.AttrSession, rec.ID), slog.Int("events", len(events)))
 	return s, nil
 }
 
@@ -344,7 +357,7 @@ func (st *stream) publish(data []byte) bool {
 	seq, err := s.tab.cluster.Append(ctx, s.id, data)
 	if err != nil {
 		s.tab.t.log.Warn("mcp: the session store did not log an event",
-			slog.String(AttrSession, s.id), slog.Any("err", err))
+			slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
 		return false
 	}
 	st.receive(seq, data)
@@ -393,9 +406,9 @@ func (st *stream) sync(ctx context.Context) error {
 }
 
 // notice handles what the cluster tells this replica about its sessions.
-func (tab *sessionTable) notice(n Notice) {
+func (tab *sessionTable) notice(n cluster.Notice) {
 	switch n.Kind {
-	case NoticeEvent:
+	case cluster.NoticeEvent:
 		tab.mu.RLock()
 		s := tab.m[n.Session]
 		tab.mu.RUnlock()
@@ -406,17 +419,17 @@ func (tab *sessionTable) notice(n Notice) {
 		if st.receive(n.Seq, n.Data) {
 			if err := st.sync(context.Background()); err != nil {
 				tab.t.log.Warn("mcp: the session store did not answer a read of its log",
-					slog.String(AttrSession, s.id), slog.Any("err", err))
+					slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
 			}
 		}
-	case NoticeMoved:
+	case cluster.NoticeMoved:
 		tab.mu.RLock()
 		s := tab.m[n.Session]
 		tab.mu.RUnlock()
 		if s != nil {
 			s.endBecause(CloseMoved)
 		}
-	case NoticeReset:
+	case cluster.NoticeReset:
 		go tab.recordAll()
 	}
 }
@@ -426,12 +439,12 @@ func (tab *sessionTable) recordAll() {
 	all := tab.all()
 	for _, s := range all {
 		err := tab.create(context.Background(), s)
-		if errors.Is(err, ErrSessionMoved) {
+		if errors.Is(err, cluster.ErrSessionMoved) {
 			s.endBecause(CloseMoved)
 			continue
 		}
 		if err != nil {
-			tab.t.log.Warn("mcp: a session could not be recorded again", slog.String(AttrSession, s.id), slog.Any("err", err))
+			tab.t.log.Warn("mcp: a session could not be recorded again", slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
 			return // the store is down again: the next reset retries
 		}
 	}
@@ -442,21 +455,23 @@ func (tab *sessionTable) recordAll() {
 
 var errCallLost = wire.NewError(wire.InternalError, "Internal error: the call was lost with the replica that ran it")
 
-// lostCall answers the resumption of a POST stream this replica does not
-// have, in a clustered session: the stream died with the replica that
-// ran its call (or was forgotten after ResumeGrace). Its event id names
-// the call's request id, so the client gets that call's error response,
-// on an event stream that then ends, instead of waiting for a result
-// that will never come; the session goes on. nil when the id carries no
-// request id.
+// lostCall answers the resumption of a POST stream that ran on another
+// replica, which is gone: the stream died with it. Its event id names the
+// replica and the call's request id, so the client gets that call's error
+// response, on an event stream that then ends, instead of waiting for a
+// result that will never come; the session goes on. nil when the id names
+// no call, or names this replica (its stream was forgotten: the client
+// gets the GET stream, as for any unknown stream).
 func (tab *sessionTable) lostCall(lastEventID string) controller.Reply {
-	if tab.cluster == nil {
-		return nil
-	}
 	_, tag, ok := strings.Cut(lastEventID, ".")
 	if !ok {
 		return nil
 	}
+	i := strings.LastIndexByte(tag, '.') // base64url has no '.'; a replica id may
+	if i < 0 || tag[:i] == tab.self.ID {
+		return nil
+	}
+	tag = tag[i+1:]
 	raw, err := base64.RawURLEncoding.DecodeString(tag)
 	if err != nil || len(raw) == 0 || len(raw) > 256 {
 		return nil

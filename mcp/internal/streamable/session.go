@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"context"
@@ -13,53 +13,22 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// SessionOptions configures stateful sessions ([Options.Sessions]). Zero
-// fields take the defaults.
-type SessionOptions struct {
-	// IdleTimeout ends a session that has had no request, call or open
-	// stream for this long; default 30 minutes. A session with a call in
-	// flight or a stream open is never reaped.
-	IdleTimeout time.Duration
-	// MaxSessions bounds the live sessions; an initialize beyond it is
-	// answered 503 with Retry-After. Default 100,000.
-	MaxSessions int
-	// QueueSize bounds the stateful callbacks waiting for their turn in one
-	// session (they run one at a time); one more is answered with
-	// InternalError "Server overloaded". Default 64. Handlers that ignore
-	// their state (a *Server) never queue.
-	QueueSize int
-	// RequestTimeout bounds each call; default 5 minutes, negative means
-	// none. It includes the time a server→client request waits for the
-	// client (a human answering an elicitation, say).
-	RequestTimeout time.Duration
-	// KeepAlive is the interval of keep-alive comments on idle event
-	// streams; default 25s.
-	KeepAlive time.Duration
-	// Retry is the reconnection delay event streams ask clients for; it is
-	// sent with the priming event that opens each stream. Default 1s.
-	Retry time.Duration
-	// ResumeGrace is how long a call whose response stream lost its
-	// client keeps running, waiting for the client to resume the stream
-	// with GET and Last-Event-ID; then its context is cancelled. It is
-	// also how long a finished call's result waits for a client that
-	// lost its stream before the stream is forgotten. Default 10s.
-	ResumeGrace time.Duration
-	// StreamEvents bounds the events each stream keeps for replay; default
-	// 128 (and 1 MiB). A call whose client is connected but this far
-	// behind waits in Progress or Log until the client reads; a client
-	// that is away, or behind on the session's GET stream, loses the
-	// oldest.
-	StreamEvents int
-	// OnOpen, when set, is called after initialize created a session,
-	// with the request that created it. It runs on the request's
-	// goroutine and must not block.
-	OnOpen func(r *http.Request, id string)
-	// OnClose, when set, is called once when a session ends, with why. It
-	// must not block.
-	OnClose func(id string, reason CloseReason)
+// SessionConfig configures sessions; package mcp fills in the defaults.
+type SessionConfig struct {
+	IdleTimeout    time.Duration
+	MaxSessions    int
+	QueueSize      int
+	RequestTimeout time.Duration // negative: none
+	Retry          time.Duration
+	ResumeGrace    time.Duration
+	StreamEvents   int
+	OnOpen         func(r *http.Request, id string)
+	OnClose        func(id string, reason CloseReason)
 }
 
 // CloseReason says why a session ended.
@@ -69,55 +38,26 @@ type CloseReason string
 const (
 	CloseDeleted  CloseReason = "deleted"  // the client sent DELETE
 	CloseIdle     CloseReason = "idle"     // reaped after IdleTimeout
-	CloseShutdown CloseReason = "shutdown" // Endpoint.Shutdown
+	CloseShutdown CloseReason = "shutdown" // Transport.Shutdown
 	CloseEnded    CloseReason = "ended"    // ended by the server otherwise
-	// CloseMoved: another replica of the Cluster took the session over
-	// (this one was thought dead); the session goes on there.
-	CloseMoved CloseReason = "moved"
+	CloseMoved    CloseReason = "moved"    // another replica took it over
 )
 
-func (o *SessionOptions) withDefaults() SessionOptions {
-	c := *o
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 30 * time.Minute
-	}
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = 100_000
-	}
-	if c.QueueSize <= 0 {
-		c.QueueSize = 64
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = 5 * time.Minute
-	}
-	if c.KeepAlive <= 0 {
-		c.KeepAlive = 25 * time.Second
-	}
-	if c.Retry <= 0 {
-		c.Retry = time.Second
-	}
-	if c.ResumeGrace <= 0 {
-		c.ResumeGrace = 10 * time.Second
-	}
-	if c.StreamEvents <= 0 {
-		c.StreamEvents = 128
-	}
-	return c
-}
-
-// sessionTable holds the live sessions of one Controller.
+// sessionTable holds the live sessions of one Transport.
 type sessionTable struct {
-	t    *transport
-	opts SessionOptions
+	t    *Transport
+	opts SessionConfig
 	mu   sync.RWMutex
 	m    map[string]*session
-	// cluster shares the sessions with other replicas; nil keeps them
-	// here (cluster_session.go).
-	cluster Cluster
+	// cluster records the sessions, for the other replicas (a Memory
+	// store with this replica alone when there are none):
+	// cluster_session.go.
+	cluster cluster.Cluster
+	self    cluster.Replica
 }
 
-func newSessionTable(t *transport, o *SessionOptions) *sessionTable {
-	return &sessionTable{t: t, opts: o.withDefaults(), m: map[string]*session{}, cluster: t.opts.Cluster}
+func newSessionTable(t *Transport, o *SessionConfig) *sessionTable {
+	return &sessionTable{t: t, opts: *o, m: map[string]*session{}, cluster: t.cfg.Cluster, self: t.cfg.Cluster.Self()}
 }
 
 // session is one client's session. It holds no goroutine while idle: its
@@ -126,8 +66,8 @@ type session struct {
 	tab      *sessionTable
 	id       string
 	identity string
-	revision Revision
-	client   *ClientCapabilities
+	revision protocol.Revision
+	client   any // the engine's, read-only
 	done     chan struct{}
 
 	logLevel    atomic.Uint32
@@ -139,6 +79,7 @@ type session struct {
 	keeping  atomic.Bool
 
 	mu         sync.Mutex
+	clientRaw  json.RawMessage // client, as the cluster's record keeps it
 	ended      bool
 	holds      int
 	timer      *time.Timer
@@ -191,7 +132,7 @@ var errTableFull = errors.New("mcp: too many sessions")
 
 // add creates and registers a session: errTableFull when the table is
 // full, or the cluster's error when it could not record the session.
-func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabilities, state any) (*session, error) {
+func (tab *sessionTable) add(r *http.Request, rev protocol.Revision, client any, state any) (*session, error) {
 	s := &session{
 		tab:      tab,
 		id:       newSessionID(),
@@ -200,8 +141,8 @@ func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabi
 		done:     make(chan struct{}),
 		state:    state,
 	}
-	if tab.t.opts.Identity != nil {
-		s.identity = tab.t.opts.Identity(r)
+	if tab.t.cfg.Identity != nil {
+		s.identity = tab.t.cfg.Identity(r)
 	}
 	s.touch()
 	tab.mu.Lock()
@@ -211,13 +152,11 @@ func (tab *sessionTable) add(r *http.Request, rev Revision, client *ClientCapabi
 	}
 	tab.m[s.id] = s
 	tab.mu.Unlock()
-	if tab.cluster != nil {
-		if err := tab.create(r.Context(), s); err != nil {
-			tab.mu.Lock()
-			delete(tab.m, s.id)
-			tab.mu.Unlock()
-			return nil, err
-		}
+	if err := tab.create(r.Context(), s); err != nil {
+		tab.mu.Lock()
+		delete(tab.m, s.id)
+		tab.mu.Unlock()
+		return nil, err
 	}
 	s.mu.Lock()
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
@@ -244,21 +183,19 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 	tab.mu.RLock()
 	s := tab.m[ids[0]]
 	tab.mu.RUnlock()
-	if s == nil && tab.cluster != nil {
-		// Another replica's session, or one this replica must take
-		// over: cluster_session.go.
+	if s == nil {
+		// Another replica's session, one this replica must take over,
+		// or none: cluster_session.go.
 		return tab.remote(r, ids[0])
 	}
-	if s == nil || (tab.t.opts.Identity != nil && tab.t.opts.Identity(r) != s.identity) {
+	if tab.t.cfg.Identity != nil && tab.t.cfg.Identity(r) != s.identity {
 		// Another identity's session is reported exactly like an
 		// unknown one: its existence is not revealed.
 		return nil, errorReply(http.StatusNotFound, wire.NewError(wire.InvalidRequest,
 			"Session not found"))
 	}
 	s.touch()
-	if tab.cluster != nil {
-		s.keep()
-	}
+	s.keep()
 	return s, nil
 }
 
@@ -332,7 +269,7 @@ func (s *session) reap() {
 // server→client requests fail.
 func (s *session) end() { s.endBecause(CloseEnded) }
 
-// endBecause is end, telling SessionOptions.OnClose why.
+// endBecause is end, telling SessionConfig.OnClose why.
 func (s *session) endBecause(reason CloseReason) {
 	s.mu.Lock()
 	if s.ended {
@@ -360,9 +297,7 @@ func (s *session) endBecause(reason CloseReason) {
 		delete(s.tab.m, s.id)
 	}
 	s.tab.mu.Unlock()
-	if s.tab.cluster != nil {
-		s.tab.forget(s, reason)
-	}
+	s.tab.forget(s, reason)
 	if fn := s.tab.opts.OnClose; fn != nil {
 		fn(s.id, reason)
 	}
@@ -402,88 +337,56 @@ func (s *session) cancelCall(id wire.ID) {
 }
 
 // apply records a call's session-level effect.
-func (s *session) apply(e *Effect) {
-	if s.tab.cluster != nil {
-		defer s.saveAfter(e.Kind)
-	}
+func (s *session) apply(e *protocol.Effect) {
+	defer s.saveAfter(e.Kind)
 	switch e.Kind {
-	case EffectInitialized:
+	case protocol.EffectInitialized:
 		s.initialized.Store(true)
-	case EffectSetLogLevel:
+	case protocol.EffectSetLogLevel:
 		s.logLevel.Store(uint32(e.LogLevel))
-	case EffectSubscribe:
+	case protocol.EffectSubscribe:
 		s.mu.Lock()
 		if s.subs == nil {
 			s.subs = map[string]struct{}{}
 		}
 		s.subs[e.URI] = struct{}{}
 		s.mu.Unlock()
-	case EffectUnsubscribe:
+	case protocol.EffectUnsubscribe:
 		s.mu.Lock()
 		delete(s.subs, e.URI)
 		s.mu.Unlock()
-	case EffectCancel:
+	case protocol.EffectCancel:
 		s.cancelCall(e.RequestID)
 	}
 }
 
-func (s *session) subscribed(uri string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.subs[uri]
-	return ok
-}
-
 // changeFrame is the notification of a registry change, nil for a kind
 // sessions do not hear of.
-func changeFrame(c Change) []byte {
-	method := ""
-	switch c.Kind {
-	case ToolsChanged:
-		method = "notifications/tools/list_changed"
-	case PromptsChanged:
-		method = "notifications/prompts/list_changed"
-	case ResourcesChanged:
-		method = "notifications/resources/list_changed"
-	case ResourceUpdated:
-		method = "notifications/resources/updated"
-	default:
+func changeFrame(c protocol.Change) []byte {
+	method := c.Notification()
+	switch {
+	case method == "":
 		return nil
-	}
-	if c.Kind == ResourceUpdated {
+	case c.Kind == protocol.ResourceUpdated:
 		params := wire.AppendString([]byte(`{"uri":`), c.URI)
 		return wire.AppendNotification(nil, method, append(params, '}'))
 	}
 	return wire.AppendNotification(nil, method, nil)
 }
 
-// changed turns a registry change into notifications on the GET stream of
-// every live session concerned. In a cluster the change is announced
-// instead, and reaches every replica's sessions through their logs.
-func (tab *sessionTable) changed(c Change) {
+// changed announces a registry change to the cluster, which appends its
+// notification to the GET stream log of every session concerned, on
+// every replica, and tells their owners.
+func (tab *sessionTable) changed(c protocol.Change) {
 	frame := changeFrame(c)
 	if frame == nil {
 		return
 	}
-	if tab.cluster != nil {
-		tab.cluster.Announce(c, frame)
-		return
+	uri := ""
+	if c.Kind == protocol.ResourceUpdated {
+		uri = c.URI
 	}
-	tab.mu.RLock()
-	targets := make([]*session, 0, len(tab.m))
-	for _, s := range tab.m {
-		if !s.initialized.Load() {
-			continue
-		}
-		if c.Kind == ResourceUpdated && !s.subscribed(c.URI) {
-			continue
-		}
-		targets = append(targets, s)
-	}
-	tab.mu.RUnlock()
-	for _, s := range targets {
-		s.standalone().emit(frame)
-	}
+	tab.cluster.Announce(cluster.Change{Notification: c.Notification(), URI: uri}, frame)
 }
 
 // callContext is a call's context: detached from the connection (a

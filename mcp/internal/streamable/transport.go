@@ -1,0 +1,365 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
+)
+
+// Config configures a Transport. Zero fields take the defaults.
+type Config struct {
+	// Engine serves the protocol. Required.
+	Engine protocol.Engine
+	// Codec saves and restores the handler state of sessions that move
+	// between replicas. Required when Sessions is set.
+	Codec StateCodec
+	// Cluster is where sessions are recorded and their GET streams
+	// logged, and how this replica hears of the others. Required (a
+	// cluster.Memory member for one process).
+	Cluster cluster.Cluster
+	// Sessions turns on stateful sessions; nil serves every POST on its
+	// own.
+	Sessions *SessionConfig
+	// JSONResponse answers every POST with application/json.
+	JSONResponse bool
+	// MaxBodyBytes bounds a POST body (413 beyond it).
+	MaxBodyBytes int64
+	// Allowed says whether a request's Origin and Host may reach the
+	// endpoint (DNS rebinding protection); nil allows every request.
+	Allowed func(*http.Request) bool
+	// Identity returns who is calling; nil means anonymous.
+	Identity func(*http.Request) string
+	// Authorize may refuse a request; nil lets everything through.
+	Authorize func(r *http.Request, method, name string) http.Handler
+	// Attrs receives log attributes about each call; nil drops them.
+	Attrs func(ctx context.Context, attrs ...slog.Attr)
+	// Logger receives transport trouble. Required.
+	Logger *slog.Logger
+	// WriteTimeout bounds each write to a client.
+	WriteTimeout time.Duration
+	// KeepAlive is the interval of keep-alive comments on event streams.
+	KeepAlive time.Duration
+	// MaxListenersPerIdentity and MaxListeners bound the open
+	// subscriptions/listen streams (429 beyond them).
+	MaxListenersPerIdentity int
+	MaxListeners            int
+}
+
+// StateCodec saves and restores a session's handler state.
+type StateCodec interface {
+	// EncodeState encodes a state; movable is false when the handler
+	// keeps state it cannot encode (the session cannot move).
+	EncodeState(state any) (data []byte, movable bool, err error)
+	// DecodeState restores an encoded state.
+	DecodeState(data []byte) (any, error)
+	// Movable reports whether the handler's state can be encoded at all:
+	// when it cannot, a stateful callback does not save the session.
+	Movable() bool
+}
+
+// Transport is the Streamable HTTP transport: one http.Handler serving
+// POST, GET and DELETE on one endpoint, every decoded message handed to
+// the engine.
+type Transport struct {
+	engine protocol.Engine
+	cfg    Config
+	log    *slog.Logger
+	allow  string // the Allow header of a 405
+	// tasks: the engine serves the tasks extension, whose requests may
+	// need relaying to the replica that runs the task.
+	tasks    bool
+	sessions *sessionTable
+	cluster  cluster.Cluster
+	self     cluster.Replica
+	// changes fans registry changes out to subscriptions/listen streams:
+	// this replica's own changes and the other replicas'.
+	changes changeHub
+	// handler is the endpoint itself (a relay that finds the owner gone
+	// serves the request again here); relay is the relays' HTTP client.
+	handler http.Handler
+	relay   *http.Transport
+	// workers run the calls that get a goroutine of their own.
+	workers workerPool
+	// listeners counts the open subscriptions/listen streams.
+	listeners listenLimits
+	stop      []func()
+}
+
+// New builds a Transport.
+func New(cfg Config) *Transport {
+	t := &Transport{engine: cfg.Engine, cfg: cfg, log: cfg.Logger, workers: workerPool{work: make(chan job)}}
+	if m, ok := t.engine.Method("tasks/get"); ok && m.Offered {
+		t.tasks = true
+	}
+	t.allow = "POST"
+	t.cluster = cfg.Cluster
+	t.self = t.cluster.Self()
+	t.relay = newRelayTransport()
+	if cfg.Sessions != nil {
+		t.allow = "GET, POST, DELETE"
+		t.sessions = newSessionTable(t, cfg.Sessions)
+	}
+	t.stop = append(t.stop, t.cluster.Watch(t.notice))
+	t.stop = append(t.stop, t.engine.OnChange(t.changed))
+	t.handler = controller.New(t, &controller.Options{
+		Logger:       t.log,
+		WriteTimeout: cfg.WriteTimeout,
+		MailboxSize:  256,
+	})
+	return t
+}
+
+// ServeHTTP implements http.Handler.
+func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.handler.ServeHTTP(w, r) }
+
+// Shutdown ends every session (OnClose hears "shutdown"): their calls are
+// cancelled, their open streams end, and each is released in the cluster
+// for another replica to take. The transport stops hearing the cluster
+// and the engine: Shutdown is its last call.
+func (t *Transport) Shutdown(ctx context.Context) error {
+	defer func() {
+		for _, stop := range t.stop {
+			stop()
+		}
+	}()
+	if t.sessions == nil {
+		return nil
+	}
+	for _, s := range t.sessions.all() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.endBecause(CloseShutdown)
+	}
+	return nil
+}
+
+// Sessions returns how many sessions are live.
+func (t *Transport) Sessions() int {
+	if t.sessions == nil {
+		return 0
+	}
+	return t.sessions.count()
+}
+
+// changed hears a change of this replica's handler.
+func (t *Transport) changed(c protocol.Change) {
+	t.changes.fire(c)
+	if t.sessions != nil {
+		t.sessions.changed(c)
+	}
+}
+
+// notice handles what the cluster tells this replica.
+func (t *Transport) notice(n cluster.Notice) {
+	if n.Kind == cluster.NoticeChange {
+		if c, ok := protocol.ChangeOf(n.Change.Notification, n.Change.URI); ok {
+			t.changes.fire(c)
+		}
+		return
+	}
+	if t.sessions != nil {
+		t.sessions.notice(n)
+	}
+}
+
+// changeHub is a set of change listeners.
+type changeHub struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(protocol.Change)
+}
+
+// add registers fn; the returned function removes it.
+func (h *changeHub) add(fn func(protocol.Change)) (remove func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fns == nil {
+		h.fns = map[int]func(protocol.Change){}
+	}
+	id := h.next
+	h.next++
+	h.fns[id] = fn
+	return func() {
+		h.mu.Lock()
+		delete(h.fns, id)
+		h.mu.Unlock()
+	}
+}
+
+func (h *changeHub) fire(c protocol.Change) {
+	h.mu.Lock()
+	fns := make([]func(protocol.Change), 0, len(h.fns))
+	for _, fn := range h.fns {
+		fns = append(fns, fn)
+	}
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn(c)
+	}
+}
+
+// Handle routes one request.
+func (t *Transport) Handle(r *controller.Request) controller.Reply {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet, http.MethodDelete:
+		if t.sessions == nil {
+			return controller.MethodNotAllowed(t.allow)
+		}
+	default:
+		return controller.MethodNotAllowed(t.allow)
+	}
+	if t.cfg.Allowed != nil && !t.cfg.Allowed(r.Request) {
+		return errorReply(http.StatusForbidden, wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed"))
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return t.sessions.get(r)
+	case http.MethodDelete:
+		return t.sessions.delete(r)
+	}
+	return t.post(r)
+}
+
+// errorReply answers with an HTTP status and a JSON-RPC error with a null
+// id, which MCP clients know how to read.
+func errorReply(status int, e *wire.Error) controller.Reply {
+	body := wire.AppendErrorResponse(nil, wire.ID{}, e)
+	return controller.BufferedType(status, contentJSON, body)
+}
+
+// contentJSON is the Content-Type of a JSON answer (controller.BufferedType).
+const contentJSON = "application/json"
+
+func jsonHeader() http.Header {
+	return http.Header{"Content-Type": {"application/json"}}
+}
+
+func (t *Transport) attrs(ctx context.Context, attrs ...slog.Attr) {
+	if t.cfg.Attrs != nil {
+		t.cfg.Attrs(ctx, attrs...)
+	}
+}
+
+// accepts reports whether an Accept header admits JSON and event streams.
+func accepts(header []string) (json, stream bool) {
+	for _, h := range header {
+		for more := true; more; {
+			var part string
+			part, h, more = strings.Cut(h, ",")
+			mt := strings.TrimSpace(part)
+			if i := strings.IndexByte(mt, ';'); i >= 0 {
+				mt = strings.TrimSpace(mt[:i])
+			}
+			switch strings.ToLower(mt) {
+			case "*/*":
+				json, stream = true, true
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				stream = true
+			}
+		}
+	}
+	return json, stream
+}
+
+// checkHeaders applies the POST header rules and reads the revision the
+// client states (zero when it states none).
+func checkHeaders(r *http.Request) (protocol.Revision, controller.Reply) {
+	json, stream := accepts(r.Header.Values("Accept"))
+	if !json || !stream {
+		return 0, errorReply(http.StatusNotAcceptable, wire.NewError(wire.InvalidRequest,
+			"Not Acceptable: Accept must list application/json and text/event-stream"))
+	}
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return 0, errorReply(http.StatusUnsupportedMediaType, wire.NewError(wire.InvalidRequest,
+			"Unsupported Media Type: Content-Type must be application/json"))
+	}
+	return protocolHeader(r)
+}
+
+// protocolHeader reads MCP-Protocol-Version: absent is zero (2025-03-26);
+// a version this server does not speak is 400.
+func protocolHeader(r *http.Request) (protocol.Revision, controller.Reply) {
+	v := r.Header.Values("Mcp-Protocol-Version")
+	if len(v) == 0 {
+		return 0, nil
+	}
+	if len(v) == 1 {
+		if rev, ok := protocol.ParseRevision(v[0]); ok && rev.Legacy() {
+			return rev, nil
+		}
+	}
+	requested := strings.Join(v, ",")
+	e := wire.NewError(wire.UnsupportedProtocolVersion, "Unsupported protocol version: "+strconv.Quote(requested))
+	e.Data = json.RawMessage(unsupportedData(requested))
+	return 0, errorReply(http.StatusBadRequest, e)
+}
+
+// unsupportedData is the data of an UnsupportedProtocolVersion error:
+// {supported, requested}.
+func unsupportedData(requested string) []byte {
+	b := []byte(`{"supported":[`)
+	for i, rev := range protocol.LegacyRevisions() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, rev.String())
+	}
+	b = append(b, `],"requested":`...)
+	b = wire.AppendString(b, requested)
+	return append(b, '}')
+}
+
+// SessionInfo is a snapshot of a live session's bookkeeping, which the
+// endpoint's tests read.
+type SessionInfo struct {
+	// Streams maps each stream's id (0 is the GET stream) to whether a
+	// connection is attached to it.
+	Streams map[int64]bool
+	// Holds counts the calls and streams that keep the session from
+	// being reaped; Inflight the calls that can be cancelled.
+	Holds, Inflight int
+	// Waiting counts the stateful callbacks waiting for their turn;
+	// Turn is true while one runs.
+	Waiting int
+	Turn    bool
+}
+
+// Session describes live session id; false when there is none.
+func (t *Transport) Session(id string) (SessionInfo, bool) {
+	if t.sessions == nil {
+		return SessionInfo{}, false
+	}
+	t.sessions.mu.RLock()
+	s := t.sessions.m[id]
+	t.sessions.mu.RUnlock()
+	if s == nil {
+		return SessionInfo{}, false
+	}
+	s.stateMu.Lock()
+	turn := s.slot != nil && len(s.slot) > 0
+	s.stateMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := SessionInfo{Streams: map[int64]bool{}, Holds: s.holds, Inflight: len(s.inflight),
+		Waiting: int(s.waiting.Load()), Turn: turn}
+	for id, st := range s.streams {
+		info.Streams[id] = st.mb != nil
+	}
+	return info, true
+}
