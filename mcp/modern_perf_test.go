@@ -40,7 +40,7 @@ func TestCapsCache(t *testing.T) {
 		t.Fatal("the oldest entry was not evicted")
 	}
 	big := []byte(`{"experimental":{"x":"` + strings.Repeat("a", capsCacheMaxLen) + `"}}`)
-	if c.get(big) == nil || c.get(big) == c.get(big) {
+	if first, second := c.get(big), c.get(big); first == nil || first == second {
 		t.Fatal("a large object was kept, or not decoded")
 	}
 }

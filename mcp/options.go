@@ -47,21 +47,24 @@ type Options struct {
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 
-	// AllowedOrigins lists the browser origins ("https://app.example.com")
-	// allowed besides the endpoint's own. A request whose Origin is
-	// present and neither its own (scheme-less comparison with Host) nor
-	// listed, nor loopback while the endpoint listens on loopback, is
-	// answered 403. "*" allows every origin: do not use it on an endpoint
-	// that relies on cookies or on being local.
+	// AllowedOrigins and AllowedHosts configure the Origin and Host rule
+	// every request passes first (403 otherwise), the same rule as the
+	// middleware package's OriginCheck:
+	//
+	//   - Host: on a connection that arrived at a loopback address, the
+	//     Host must name the loopback interface (localhost, 127.0.0.1,
+	//     [::1], any port) or be listed in AllowedHosts, so that a web
+	//     page on another site that resolves its own name to 127.0.0.1
+	//     (DNS rebinding) cannot reach a local endpoint. With AllowedHosts
+	//     set, every Host must be listed or loopback on a loopback
+	//     connection. An entry is "name" (any port) or "name:port".
+	//   - Origin: absent passes (not a browser); present, it must be the
+	//     endpoint's own (the Host header's host and port), listed in
+	//     AllowedOrigins as "scheme://host[:port]", or loopback on a
+	//     loopback connection. "*" allows every origin: do not use it on
+	//     an endpoint that relies on cookies or on being local.
 	AllowedOrigins []string
-
-	// AllowedHosts lists Host header values (host or host:port) accepted
-	// while the endpoint listens on a loopback address, besides
-	// localhost, 127.0.0.1 and [::1]. Anything else is answered 403: a web
-	// page on another site that resolves its own name to 127.0.0.1 (DNS
-	// rebinding) cannot reach a local endpoint. Behind a local reverse
-	// proxy, list the public host names here.
-	AllowedHosts []string
+	AllowedHosts   []string
 
 	// Identity returns who is calling, such as auth.Identity (the
 	// verified token's issuer and subject). A session is bound to the

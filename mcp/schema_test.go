@@ -20,21 +20,22 @@ type inferEmbedded struct {
 
 type inferInput struct {
 	inferEmbedded
-	Name     string            `json:"name" jsonschema:"who to greet"`
-	Nick     *string           `json:"nick"`
-	Tags     []string          `json:"tags,omitempty"`
-	Counts   map[string]int    `json:"counts"`
-	Home     inferAddress      `json:"home"`
-	Work     *inferAddress     `json:"work,omitempty"`
-	When     time.Time         `json:"when"`
-	Blob     []byte            `json:"blob,omitempty"`
-	Age      uint8             `json:"age"`
-	Ratio    float64           `json:"ratio,string"`
-	Any      any               `json:"any,omitempty"`
-	Raw      json.RawMessage   `json:"raw,omitempty"`
-	Fixed    [2]int            `json:"fixed"`
-	Skipped  string            `json:"-"`
-	private  string            //nolint:unused // must not appear
+	Name    string          `json:"name" jsonschema:"who to greet"`
+	Nick    *string         `json:"nick"`
+	Tags    []string        `json:"tags,omitempty"`
+	Counts  map[string]int  `json:"counts"`
+	Home    inferAddress    `json:"home"`
+	Work    *inferAddress   `json:"work,omitempty"`
+	When    time.Time       `json:"when"`
+	Blob    []byte          `json:"blob,omitempty"`
+	Age     uint8           `json:"age"`
+	Ratio   float64         `json:"ratio,string"`
+	Any     any             `json:"any,omitempty"`
+	Raw     json.RawMessage `json:"raw,omitempty"`
+	Fixed   [2]int          `json:"fixed"`
+	Skipped string          `json:"-"`
+	//lint:ignore U1000 an unexported field must not appear in the schema
+	private  string
 	Default  string            // no tag: Go name
 	Children map[string]string `json:"children,omitzero"`
 }

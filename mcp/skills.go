@@ -275,10 +275,3 @@ func (e *engine) getSkill(_ context.Context, call *protocol.Call, _ Revision, st
 	b := append([]byte(`{"skill":`), ent...)
 	return protocol.Reply{State: state, Result: append(b, '}')}
 }
-
-// listenElsewhere: subscriptions/listen is a long-lived stream that the
-// HTTP transport serves itself; an engine called directly answers
-// MethodNotFound.
-func (e *engine) listenElsewhere(_ context.Context, call *protocol.Call, _ Revision, state any) protocol.Reply {
-	return protocol.Reply{State: state, Err: methodNotFound(call.Method)}
-}

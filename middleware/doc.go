@@ -30,10 +30,7 @@
 //
 //	r.Group(func(r chi.Router) {
 //		r.Use(middleware.CORS(&middleware.CORSOptions{AllowedOrigins: origins}))
-//		r.Use(middleware.OriginCheck(&middleware.OriginOptions{
-//			AllowedOrigins: origins,
-//			LoopbackHost:   listensOnLoopback, // see OriginOptions.LoopbackHost
-//		}))
+//		r.Use(middleware.OriginCheck(&middleware.OriginOptions{AllowedOrigins: origins}))
 //		r.Use(middleware.RateLimit(nil))    // 100/min per client IP, before auth
 //		r.Use(middleware.BodyLimit(middleware.DefaultMaxBodyBytes))
 //		r.With(verifier, auth.Required(),

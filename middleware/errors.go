@@ -2,20 +2,20 @@ package middleware
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
+
+	"github.com/saguaro-go/saguaro/internal/origin"
 )
 
-// Errors reported by [CheckOrigin] and [CheckLoopbackHost], and passed to
-// [OriginOptions].OnDeny. They are wrapped with the offending value; match
-// them with [errors.Is].
+// Errors passed to [OriginOptions].OnDeny. They are wrapped with the
+// offending value; match them with [errors.Is].
 var (
-	// ErrOriginNotAllowed reports a present Origin header that is not in
-	// the allowlist (or malformed, empty or repeated).
-	ErrOriginNotAllowed = errors.New("origin not allowed")
+	// ErrOriginNotAllowed reports a present Origin header that the rule
+	// does not allow (or a malformed, empty or repeated one).
+	ErrOriginNotAllowed = origin.ErrOriginNotAllowed
 	// ErrHostNotAllowed reports a Host header that is not an allowed host:
 	// the sign of a DNS-rebinding attack on a loopback server.
-	ErrHostNotAllowed = errors.New("host not allowed")
+	ErrHostNotAllowed = origin.ErrHostNotAllowed
 )
 
 // JSON-RPC error codes of the bodies this package writes. The HTTP status

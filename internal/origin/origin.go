@@ -99,7 +99,7 @@ func (r *Rule) hostAllowed(hostport string, loopback bool) bool {
 	if !ok {
 		return false
 	}
-	return loopback && isLoopbackName(host) || r.hosts[host] || port != "" && r.hosts[joinHost(host, port)]
+	return loopback && isLoopbackName(host) || r.hosts[joinHost(host, "")] || port != "" && r.hosts[joinHost(host, port)]
 }
 
 // onLoopback reports whether the request arrived at a loopback address.

@@ -352,7 +352,7 @@ func (t *Transport) Session(id string) (SessionInfo, bool) {
 		return SessionInfo{}, false
 	}
 	s.stateMu.Lock()
-	turn := s.slot != nil && len(s.slot) > 0
+	turn := len(s.slot) > 0
 	s.stateMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
