@@ -72,8 +72,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 		return nil, err
 	}
 	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), store: store, verifier: v}
-	var cursorKey []byte
-	var stateKeys [][]byte
+	var keys [][]byte
 	if cfg.RedisURL != "" {
 		if err := a.joinCluster(ctx); err != nil {
 			v.Close()
@@ -81,26 +80,22 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 		}
 		// Every replica seals and opens the same cursors and
 		// requestState.
-		if cursorKey, err = a.cluster.SharedKey(ctx, "cursor", 32); err == nil {
-			var k []byte
-			k, err = a.cluster.SharedKey(ctx, "state", 32)
-			stateKeys = [][]byte{k}
-		}
+		k, err := a.cluster.SharedKey(ctx, "seal", 32)
+		keys = [][]byte{k}
 		if err != nil {
 			a.Close()
 			return nil, err
 		}
 	}
 	store.Observe(a.taskChanged)
-	a.mcp = a.newMCPServer(cursorKey)
+	a.mcp = a.newMCPServer(keys)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
 		cl = a.cluster
 	}
 	a.endpoint = mcp.Controller(&mcp.Options{
-		Cluster:   cl,
-		StateKeys: stateKeys,
-		Handler:   a.mcp,
+		Cluster: cl,
+		Handler: a.mcp,
 		Sessions: &mcp.SessionOptions{
 			OnOpen: func(_ *http.Request, id string) {
 				a.activity(map[string]any{"kind": "session opened", "session": id})

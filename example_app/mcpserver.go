@@ -16,10 +16,11 @@ func taskURI(id string) string { return "tasks://" + id }
 // newMCPServer exposes the store over MCP: typed tools, each task as a
 // resource (plus the template tasks://{id}), subscriptions that fire when a
 // task changes, prompts, and completion of task ids.
-// cursorKey seals list cursors (shared by replicas; nil: a random one).
-func (a *app) newMCPServer(cursorKey []byte) *mcp.Server {
+// keys seal list cursors and requestState (shared by replicas; nil: a
+// random one).
+func (a *app) newMCPServer(keys [][]byte) *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-task-board", Title: "Team task board", Version: "1.0.0"},
-		&mcp.ServerOptions{CursorKey: cursorKey,
+		&mcp.ServerOptions{Keys: keys,
 			Instructions: "A team's task board. Read with list_tasks and search_tasks, change it with add_task, complete_task and import_tasks."})
 	a.addTaskTools(srv)
 	a.addTaskResources(srv)

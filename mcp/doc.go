@@ -66,7 +66,7 @@
 //   - A handler's Elicit, CreateMessage and ListRoots become an
 //     input_required result (tools/call, prompts/get, resources/read):
 //     the client repeats the request with the answers and the sealed
-//     requestState (Options.StateKeys), and the handler runs again from
+//     requestState (sealed with ServerOptions.Keys), and the handler runs again from
 //     the start. Name requests with WithInputKey; return every unanswered
 //     request's error (errors.Join) to ask for several at once. A request
 //     the client's capabilities do not cover is -32021.

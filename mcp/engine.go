@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/seal"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -19,8 +20,6 @@ type engineOptions struct {
 	// Logger receives handler panics (with their stack) and handler
 	// errors that are hidden from clients.
 	Logger *slog.Logger
-	// StateKeys seal requestState; nil means a random key.
-	StateKeys [][]byte
 	// StateTTL bounds how long a client may take to answer an
 	// input_required result; default 10 minutes.
 	StateTTL time.Duration
@@ -100,7 +99,7 @@ func newEngine(h Handler, o engineOptions) *engine {
 	}
 	e.cache = o.CacheHints
 	e.listen = o.Listen.withDefaults()
-	e.state = newStateSealer(o.StateKeys, o.StateTTL)
+	e.state = newStateSealer(sealKeysOf(h), o.StateTTL)
 	if o.Tasks != nil {
 		e.tasks = newTaskStore(e, o.Tasks)
 		e.tasks.prefix = o.TaskIDPrefix
@@ -680,4 +679,13 @@ func (e *engine) rootsChanged(ctx context.Context, call *protocol.Call, rev Revi
 	}
 	r.State = st
 	return r
+}
+
+// sealKeysOf is the key set a handler seals with: a Server's Keys (also
+// when embedded), else a random one for this engine.
+func sealKeysOf(h Handler) *seal.Keys {
+	if k, ok := h.(interface{ sealKeys() *seal.Keys }); ok {
+		return k.sealKeys()
+	}
+	return seal.New(nil)
 }

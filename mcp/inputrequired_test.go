@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/seal"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -162,7 +163,7 @@ func TestInputRequiredBoundToIdentity(t *testing.T) {
 
 func TestRequestStateSealer(t *testing.T) {
 	c := &protocol.Call{Method: "tools/call", Params: json.RawMessage(`{"name":"ask","arguments":{"b":1,"a":[1,2]}}`), Identity: "id"}
-	old := newStateSealer([][]byte{[]byte("old key")}, time.Minute)
+	old := newStateSealer(seal.New([][]byte{[]byte("old key")}), time.Minute)
 	tok, err := old.seal(c, map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)})
 	require.NoError(t, err)
 
@@ -180,26 +181,26 @@ func TestRequestStateSealer(t *testing.T) {
 		assert.JSONEq(t, `{"action":"accept"}`, string(answers["k"]))
 	})
 	t.Run("key rotation", func(t *testing.T) {
-		rotated := newStateSealer([][]byte{[]byte("new key"), []byte("old key")}, time.Minute)
+		rotated := newStateSealer(seal.New([][]byte{[]byte("new key"), []byte("old key")}), time.Minute)
 		_, jerr := rotated.open(tok, c)
 		assert.Nil(t, jerr, "an old key still opens")
 		tok2, _ := rotated.seal(c, nil)
 		_, jerr = old.open(tok2, c)
 		assert.NotNil(t, jerr, "the new key seals")
-		retired := newStateSealer([][]byte{[]byte("new key")}, time.Minute)
+		retired := newStateSealer(seal.New([][]byte{[]byte("new key")}), time.Minute)
 		_, jerr = retired.open(tok, c)
 		require.NotNil(t, jerr)
 		assert.Equal(t, "Invalid params: requestState tampered", jerr.Message)
 	})
 	t.Run("expired", func(t *testing.T) {
-		later := newStateSealer([][]byte{[]byte("old key")}, time.Minute)
+		later := newStateSealer(seal.New([][]byte{[]byte("old key")}), time.Minute)
 		later.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
 		_, jerr := later.open(tok, c)
 		require.NotNil(t, jerr)
 		assert.JSONEq(t, `{"reason":"request_state_expired"}`, modJSON(t, jerr.Data))
 	})
 	t.Run("random key per engine", func(t *testing.T) {
-		a, b := newStateSealer(nil, 0), newStateSealer(nil, 0)
+		a, b := newStateSealer(seal.New(nil), 0), newStateSealer(seal.New(nil), 0)
 		tk, _ := a.seal(c, nil)
 		_, jerr := b.open(tk, c)
 		assert.NotNil(t, jerr)

@@ -134,7 +134,7 @@ func startModern(t *testing.T, o *Options) *modernServer {
 	s, started, ended := modernFixture(t)
 	opts := Options{Handler: s, Sessions: &SessionOptions{}, Tasks: &TaskOptions{}, Logger: modQuietLog()}
 	if o != nil {
-		opts.Identity, opts.StateKeys, opts.CacheHints, opts.Listen = o.Identity, o.StateKeys, o.CacheHints, o.Listen
+		opts.Identity, opts.CacheHints, opts.Listen = o.Identity, o.CacheHints, o.Listen
 		if o.Sessions == nil && o.Handler != nil {
 			opts.Sessions = nil
 		}

@@ -119,12 +119,6 @@ type Options struct {
 	// The 2026-07-28 revision (stateless, served on the same endpoint;
 	// see the package documentation).
 
-	// StateKeys seal the requestState of input_required results: the
-	// first key seals, every key opens (rotation: put the new key first,
-	// drop the old one after StateTTL). nil means a random key per
-	// process: state then does not survive a restart or cross replicas.
-	// Keys should hold 32 random bytes; give every replica the same keys.
-	StateKeys [][]byte
 	// StateTTL bounds how long a client may take to answer an
 	// input_required result; default 10 minutes.
 	StateTTL time.Duration

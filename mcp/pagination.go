@@ -1,12 +1,9 @@
 package mcp
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"sort"
 
+	"github.com/saguaro-go/saguaro/mcp/internal/seal"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -15,53 +12,10 @@ import (
 // client paging through a list that changes meanwhile neither skips nor
 // repeats the items that stayed; the cursor is sealed with an HMAC so a
 // forged or damaged cursor is refused (InvalidParams) instead of being
-// silently interpreted.
+// silently interpreted. Cursors are signed with the Server's Keys.
 
 // DefaultPageSize is the list page size when ServerOptions.PageSize is 0.
 const DefaultPageSize = 100
-
-const macLen = 16
-
-type cursorSealer struct{ key []byte }
-
-func newSealer(key []byte) cursorSealer {
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			panic("mcp: no randomness for the cursor key: " + err.Error())
-		}
-	} else {
-		key = append([]byte(nil), key...)
-	}
-	return cursorSealer{key: key}
-}
-
-func (c cursorSealer) mac(kind byte, last string) []byte {
-	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte{kind})
-	m.Write([]byte(last))
-	return m.Sum(nil)[:macLen]
-}
-
-func (c cursorSealer) seal(kind byte, last string) string {
-	b := make([]byte, 0, 1+len(last)+macLen)
-	b = append(b, kind)
-	b = append(b, last...)
-	b = append(b, c.mac(kind, last)...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func (c cursorSealer) open(kind byte, cursor string) (string, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(b) < 1+macLen || b[0] != kind {
-		return "", false
-	}
-	last := string(b[1 : len(b)-macLen])
-	if !hmac.Equal(b[len(b)-macLen:], c.mac(kind, last)) {
-		return "", false
-	}
-	return last, true
-}
 
 var errBadCursor = wire.NewError(wire.InvalidParams, "Invalid params: invalid cursor")
 
@@ -92,7 +46,7 @@ type pageSet struct {
 }
 
 // newPageSet builds the list from keyed items whose encodings exist.
-func newPageSet(kind byte, listKey string, size int, sealer cursorSealer, keys []string, enc func(i int) *[nRevs][]byte) *pageSet {
+func newPageSet(kind byte, listKey string, size int, sealKeys *seal.Keys, keys []string, enc func(i int) *[nRevs][]byte) *pageSet {
 	idx := make([]int, len(keys))
 	for i := range idx {
 		idx[i] = i
@@ -110,33 +64,33 @@ func newPageSet(kind byte, listKey string, size int, sealer cursorSealer, keys [
 		}
 	}
 	for r := range nRevs {
-		p.first[r] = p.assemble(r, 0, sealer)
+		p.first[r] = p.assemble(r, 0, sealKeys)
 	}
 	return p
 }
 
-func (p *pageSet) assemble(r, start int, sealer cursorSealer) []byte {
+func (p *pageSet) assemble(r, start int, keys *seal.Keys) []byte {
 	end := min(start+p.size, len(p.keys))
 	next := ""
 	if end < len(p.keys) {
-		next = sealer.seal(p.kind, p.keys[end-1])
+		next = keys.Sign(p.kind, p.keys[end-1])
 	}
 	return appendPage(nil, p.listKey, p.items[r][start:end], next)
 }
 
 // page returns the encoded page after cursor for revision rev.
-func (p *pageSet) page(rev Revision, cursor string, sealer cursorSealer) ([]byte, *wire.Error) {
+func (p *pageSet) page(rev Revision, cursor string, keys *seal.Keys) ([]byte, *wire.Error) {
 	r := revIndex(rev)
 	if cursor == "" {
 		return p.first[r], nil
 	}
-	last, ok := sealer.open(p.kind, cursor)
-	if !ok {
+	last, err := keys.Verify(p.kind, cursor)
+	if err != nil {
 		return nil, errBadCursor
 	}
 	start := sort.SearchStrings(p.keys, last)
 	if start < len(p.keys) && p.keys[start] == last {
 		start++
 	}
-	return p.assemble(r, start, sealer), nil
+	return p.assemble(r, start, keys), nil
 }

@@ -70,8 +70,8 @@ func TestPagination(t *testing.T) {
 	raw[1] ^= 1 // change the key inside the cursor
 	tampered := base64.RawURLEncoding.EncodeToString(raw)
 	other := NewServer(Implementation{Name: "o", Version: "1"}, &ServerOptions{PageSize: 3})
-	foreign := other.sealer.seal('t', "t2")
-	promptCursor := s.sealer.seal('p', "t2")
+	foreign := other.keys.Sign('t', "t2")
+	promptCursor := s.keys.Sign('p', "t2")
 	for _, c := range []string{"garbage!", "AAAA", tampered, foreign, promptCursor} {
 		if p := listPage(t, e, c); p.Error == nil || p.Error.Code != -32602 {
 			t.Errorf("cursor %q accepted", c)
@@ -79,14 +79,14 @@ func TestPagination(t *testing.T) {
 	}
 	// A shared key makes cursors portable across replicas.
 	key := []byte("0123456789abcdef0123456789abcdef")
-	a := NewServer(Implementation{Name: "a", Version: "1"}, &ServerOptions{CursorKey: key})
-	b := NewServer(Implementation{Name: "b", Version: "1"}, &ServerOptions{CursorKey: key})
-	if _, ok := b.sealer.open('t', a.sealer.seal('t', "x")); !ok {
-		t.Error("shared CursorKey")
+	a := NewServer(Implementation{Name: "a", Version: "1"}, &ServerOptions{Keys: [][]byte{key}})
+	b := NewServer(Implementation{Name: "b", Version: "1"}, &ServerOptions{Keys: [][]byte{key}})
+	if _, err := b.keys.Verify('t', a.keys.Sign('t', "x")); err != nil {
+		t.Error("shared Keys")
 	}
 	key[0] = 'X' // the Server copied it
-	if _, ok := b.sealer.open('t', a.sealer.seal('t', "x")); !ok {
-		t.Error("the Server must copy CursorKey")
+	if _, err := b.keys.Verify('t', a.keys.Sign('t', "x")); err != nil {
+		t.Error("the Server must copy Keys")
 	}
 }
 
@@ -94,7 +94,7 @@ func TestPaginationPastTheEnd(t *testing.T) {
 	s := NewServer(Implementation{Name: "p", Version: "1"}, &ServerOptions{PageSize: 2})
 	_ = s.AddToolRaw(&Tool{Name: "a"}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) { return nil, nil })
 	e := newEngine(s, engineOptions{})
-	p := listPage(t, e, s.sealer.seal('t', "zzz"))
+	p := listPage(t, e, s.keys.Sign('t', "zzz"))
 	if p.Error != nil || len(p.Result.Tools) != 0 || p.Result.NextCursor != "" {
 		t.Errorf("got %+v", p)
 	}

@@ -77,12 +77,12 @@ func (s *Server) promptPageSet(m map[string]*promptEntry) *pageSet {
 	for k, v := range m {
 		keys, ents = append(keys, k), append(ents, v)
 	}
-	return newPageSet('p', "prompts", s.opts.PageSize, s.sealer, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+	return newPageSet('p', "prompts", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
 }
 
 // ListPrompts implements PromptHandler.
 func (s *Server) ListPrompts(ctx context.Context, req *ListRequest, state any) (*ListPromptsResult, any, error) {
-	page, err := s.snap.Load().promptPages.page(req.Revision, req.Cursor, s.sealer)
+	page, err := s.snap.Load().promptPages.page(req.Revision, req.Cursor, s.keys)
 	if err != nil {
 		return nil, state, err
 	}

@@ -2,15 +2,12 @@ package mcp
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/seal"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -19,8 +16,8 @@ import (
 // is sealed with AES-256-GCM (integrity and confidentiality) and bound to
 // the call that produced it.
 //
-// Token: base64url(version 1 | key id (4) | nonce (12) | ciphertext+tag),
-// the additional data naming the format. Plaintext: JSON
+// Token: sealed with the handler's keys (package seal), the additional
+// data naming the format. Plaintext: JSON
 // {m: method, d: digest of the params, i: digest of the caller's
 // identity, e: expiry (unix seconds), a: the answers used so far}.
 //
@@ -34,51 +31,22 @@ import (
 // single-use record.
 
 const (
-	stateVersion    = 1
 	defaultStateTTL = 10 * time.Minute
 	stateAAD        = "mcp-request-state/1"
 )
 
-type stateKey struct {
-	id   [4]byte
-	aead cipher.AEAD
-}
-
+// stateSealer seals requestState with the handler's key set.
 type stateSealer struct {
-	keys []stateKey
+	keys *seal.Keys
 	ttl  time.Duration
 	now  func() time.Time
 }
 
-func newStateSealer(keys [][]byte, ttl time.Duration) *stateSealer {
-	if len(keys) == 0 {
-		k := make([]byte, 32)
-		_, _ = rand.Read(k)
-		keys = [][]byte{k}
-	}
+func newStateSealer(keys *seal.Keys, ttl time.Duration) *stateSealer {
 	if ttl <= 0 {
 		ttl = defaultStateTTL
 	}
-	s := &stateSealer{ttl: ttl, now: time.Now}
-	for _, k := range keys {
-		// Any length of key material: SHA-256 gives the AES-256 key and
-		// a separate digest names it.
-		sum := sha256.Sum256(append([]byte("mcp-request-state-key:"), k...))
-		block, err := aes.NewCipher(sum[:])
-		if err != nil {
-			panic("mcp: " + err.Error())
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			panic("mcp: " + err.Error())
-		}
-		id := sha256.Sum256(sum[:])
-		var sk stateKey
-		copy(sk.id[:], id[:4])
-		sk.aead = aead
-		s.keys = append(s.keys, sk)
-	}
-	return s
+	return &stateSealer{keys: keys, ttl: ttl, now: time.Now}
 }
 
 type statePayload struct {
@@ -120,15 +88,7 @@ func (s *stateSealer) seal(call *protocol.Call, answers map[string]json.RawMessa
 	if err != nil {
 		return "", err
 	}
-	k := s.keys[0]
-	out := make([]byte, 0, 1+4+12+len(pt)+16)
-	out = append(out, stateVersion)
-	out = append(out, k.id[:]...)
-	nonce := make([]byte, k.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	out = append(out, nonce...)
-	out = k.aead.Seal(out, nonce, pt, []byte(stateAAD))
-	return base64.RawURLEncoding.EncodeToString(out), nil
+	return s.keys.Seal(pt, []byte(stateAAD)), nil
 }
 
 func stateError(reason string) *wire.Error {
@@ -138,23 +98,8 @@ func stateError(reason string) *wire.Error {
 
 // open verifies a state for call and returns its answers.
 func (s *stateSealer) open(token string, call *protocol.Call) (map[string]json.RawMessage, *wire.Error) {
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) < 1+4+12+16 || raw[0] != stateVersion {
-		return nil, stateError("tampered")
-	}
-	var pt []byte
-	opened := false
-	for _, k := range s.keys {
-		if !bytes.Equal(k.id[:], raw[1:5]) {
-			continue
-		}
-		ns := k.aead.NonceSize()
-		if pt, err = k.aead.Open(nil, raw[5:5+ns], raw[5+ns:], []byte(stateAAD)); err == nil {
-			opened = true
-			break
-		}
-	}
-	if !opened {
+	pt, err := s.keys.Open(token, []byte(stateAAD))
+	if err != nil {
 		return nil, stateError("tampered")
 	}
 	var p statePayload

@@ -83,12 +83,12 @@ func (s *Server) resourcePageSet(m map[string]*resourceEntry) *pageSet {
 	for k, v := range m {
 		keys, ents = append(keys, k), append(ents, v)
 	}
-	return newPageSet('r', "resources", s.opts.PageSize, s.sealer, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+	return newPageSet('r', "resources", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
 }
 
 // ListResources implements ResourceHandler.
 func (s *Server) ListResources(ctx context.Context, req *ListRequest, state any) (*ListResourcesResult, any, error) {
-	page, err := s.snap.Load().resourcePages.page(req.Revision, req.Cursor, s.sealer)
+	page, err := s.snap.Load().resourcePages.page(req.Revision, req.Cursor, s.keys)
 	if err != nil {
 		return nil, state, err
 	}

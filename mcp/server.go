@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/seal"
 )
 
 // ServerOptions configures a Server. A nil *ServerOptions means defaults;
@@ -16,10 +18,14 @@ type ServerOptions struct {
 	// PageSize is the number of items per list page (DefaultPageSize
 	// when 0).
 	PageSize int
-	// CursorKey seals list cursors. nil means a random key per Server, so
-	// cursors do not survive a restart or cross replicas; give every
-	// replica the same key when lists are paged across them.
-	CursorKey []byte
+	// Keys seal what the server hands clients to give back: list cursors
+	// and the requestState of 2026-07-28 input_required results. The
+	// first key seals and every key opens, so a key is rotated by putting
+	// the new one first and dropping the old one once Options.StateTTL
+	// has passed. Each should hold 32 random bytes. nil means one random
+	// key per Server: what it sealed then does not survive a restart or
+	// cross replicas, so give every replica of a cluster the same keys.
+	Keys [][]byte
 }
 
 // Server is the registry most users write against: tools, resources,
@@ -35,9 +41,9 @@ type ServerOptions struct {
 // change, and OnChange observers hear of every change. A Server is safe
 // for concurrent use.
 type Server struct {
-	info   Implementation
-	opts   ServerOptions
-	sealer cursorSealer
+	info Implementation
+	opts ServerOptions
+	keys *seal.Keys
 
 	mu       sync.Mutex // serializes writers; readers use snap
 	snap     atomic.Pointer[snapshot]
@@ -75,8 +81,8 @@ func NewServer(info Implementation, opts *ServerOptions) *Server {
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = DefaultPageSize
 	}
-	s.sealer = newSealer(s.opts.CursorKey)
-	s.opts.CursorKey = nil
+	s.keys = seal.New(s.opts.Keys)
+	s.opts.Keys = nil
 	sn := &snapshot{
 		tools:       map[string]*toolEntry{},
 		resources:   map[string]*resourceEntry{},
@@ -182,3 +188,6 @@ func encodeItem(f func(e *encoder, rev Revision)) (*[nRevs][]byte, error) {
 	}
 	return &out, nil
 }
+
+// sealKeys is the key set the engine seals requestState with.
+func (s *Server) sealKeys() *seal.Keys { return s.keys }

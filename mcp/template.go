@@ -91,7 +91,7 @@ func (s *Server) templatePageSet(ts []*templateEntry) *pageSet {
 	for i, t := range ts {
 		keys[i] = t.tmpl.URITemplate
 	}
-	return newPageSet('u', "resourceTemplates", s.opts.PageSize, s.sealer, keys, func(i int) *[nRevs][]byte { return ts[i].enc })
+	return newPageSet('u', "resourceTemplates", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ts[i].enc })
 }
 
 func (sn *snapshot) template(uriTemplate string) *templateEntry {
@@ -105,7 +105,7 @@ func (sn *snapshot) template(uriTemplate string) *templateEntry {
 
 // ListResourceTemplates implements ResourceTemplateHandler.
 func (s *Server) ListResourceTemplates(ctx context.Context, req *ListRequest, state any) (*ListResourceTemplatesResult, any, error) {
-	page, err := s.snap.Load().templatePages.page(req.Revision, req.Cursor, s.sealer)
+	page, err := s.snap.Load().templatePages.page(req.Revision, req.Cursor, s.keys)
 	if err != nil {
 		return nil, state, err
 	}

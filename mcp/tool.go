@@ -227,12 +227,12 @@ func (s *Server) toolPageSet(tools map[string]*toolEntry) *pageSet {
 	for k, v := range tools {
 		keys, ents = append(keys, k), append(ents, v)
 	}
-	return newPageSet('t', "tools", s.opts.PageSize, s.sealer, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+	return newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
 }
 
 // ListTools implements ToolHandler with pre-encoded pages.
 func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*ListToolsResult, any, error) {
-	page, err := s.snap.Load().toolPages.page(req.Revision, req.Cursor, s.sealer)
+	page, err := s.snap.Load().toolPages.page(req.Revision, req.Cursor, s.keys)
 	if err != nil {
 		return nil, state, err
 	}

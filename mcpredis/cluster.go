@@ -1,5 +1,5 @@
 // Package mcpredis shares MCP sessions among the replicas of a server on
-// Redis: an [cluster.Cluster] for [mcp.Options.Cluster], so that a plain load
+// Redis: a [cluster.Cluster] for mcp.Options.Cluster, so that a plain load
 // balancer with no stickiness can spread one session's requests over the
 // replicas.
 //
@@ -32,8 +32,8 @@
 // replicas (not through the load balancer); every replica must serve the
 // same tools, resources and prompts; all replicas must share
 // Options.Prefix and the keys that seal cursors and requestState
-// (SharedKey); one Redis server (or a primary with replicas), not Redis
-// Cluster.
+// (SharedKey, for mcp.ServerOptions.Keys); one Redis server (or a primary
+// with replicas), not Redis Cluster.
 package mcpredis
 
 import (
@@ -196,9 +196,9 @@ func (c *Cluster) key(kind, name string) string { return c.opts.Prefix + kind + 
 
 // SharedKey returns the secret named name, size bytes, that every
 // replica sharing this Redis and prefix gets: the first to ask creates it
-// at random. Use it for the keys that seal pagination cursors
-// (mcp.ServerOptions.CursorKey) and requestState (mcp.Options.StateKeys),
-// which must be the same on every replica. Pitfall: Redis that keeps
+// at random. Use it for the keys that seal pagination cursors and
+// requestState (mcp.ServerOptions.Keys), which must be the same on every
+// replica. Pitfall: Redis that keeps
 // nothing on disk forgets it when it restarts, and a replica started
 // after that gets a new one; in production pass keys from your secret
 // store instead.

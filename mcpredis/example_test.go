@@ -27,10 +27,9 @@ func ExampleNew() {
 	defer cluster.Close()
 
 	// Cursors and requestState must open on every replica.
-	cursorKey, _ := cluster.SharedKey(ctx, "cursor", 32)
-	stateKey, _ := cluster.SharedKey(ctx, "state", 32)
-	srv := mcp.NewServer(mcp.Implementation{Name: "tasks", Version: "1.0.0"}, &mcp.ServerOptions{CursorKey: cursorKey})
-	endpoint := mcp.Controller(&mcp.Options{Handler: srv, Cluster: cluster, StateKeys: [][]byte{stateKey}})
+	key, _ := cluster.SharedKey(ctx, "seal", 32)
+	srv := mcp.NewServer(mcp.Implementation{Name: "tasks", Version: "1.0.0"}, &mcp.ServerOptions{Keys: [][]byte{key}})
+	endpoint := mcp.Controller(&mcp.Options{Handler: srv, Cluster: cluster})
 	defer endpoint.Shutdown(ctx) // releases the sessions: the other replicas take them over
 
 	http.Handle("/mcp", endpoint)

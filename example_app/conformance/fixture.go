@@ -40,7 +40,7 @@ func must(err error) {
 
 // newFixture registers what the conformance scenarios call. Registration
 // errors are programming errors here, so they panic at start-up. opts is
-// nil for one process; replicas pass the shared CursorKey.
+// nil for one process; replicas pass the shared Keys.
 func newFixture(logger *slog.Logger, opts *mcp.ServerOptions) *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-conformance", Version: "0.1.0"}, opts)
 	addTools(srv)
@@ -74,6 +74,7 @@ func addTools(srv *mcp.Server) {
 
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_error_handling", Description: "Always fails, as a tool result"},
 		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, error) {
+			//lint:ignore ST1005 the conformance suite checks this exact text
 			return nil, fmt.Errorf("This tool intentionally returns an error for testing")
 		}))
 

@@ -142,15 +142,14 @@ func redisClientURL(s string) string {
 // clustered is this replica's membership of the cluster: the Redis
 // client, the mcpredis.Cluster, and the keys every replica shares.
 type clustered struct {
-	rdb       *redis.Client
-	cl        *mcpredis.Cluster
-	prefix    string
-	cursorKey []byte
-	stateKey  []byte
+	rdb    *redis.Client
+	cl     *mcpredis.Cluster
+	prefix string
+	key    []byte
 }
 
 // joinCluster connects to Redis, joins the replicas sharing prefix as
-// the replica reached at url, and fetches the shared keys that seal
+// the replica reached at url, and fetches the shared key that seals
 // pagination cursors and requestState: a cursor or requestState sealed
 // by one replica must open on every other.
 func joinCluster(ctx context.Context, logger *slog.Logger, redisURL, prefix, url string) (*clustered, error) {
@@ -166,10 +165,7 @@ func joinCluster(ctx context.Context, logger *slog.Logger, redisURL, prefix, url
 		return nil, err
 	}
 	c := &clustered{rdb: rdb, cl: cl, prefix: prefix}
-	if c.cursorKey, err = cl.SharedKey(jctx, "cursor", 32); err == nil {
-		c.stateKey, err = cl.SharedKey(jctx, "state", 32)
-	}
-	if err != nil {
+	if c.key, err = cl.SharedKey(jctx, "seal", 32); err != nil {
 		c.close(false)
 		return nil, err
 	}
@@ -215,7 +211,7 @@ func deletePrefix(rdb *redis.Client, prefix string) {
 
 // handler is the fixture's router: the MCP endpoint at /mcp. With cl,
 // the endpoint shares its sessions with the other replicas, and the
-// server's cursors and the requestState are sealed with the shared keys.
+// server's cursors and the requestState are sealed with the shared key.
 func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 	opts := &mcp.Options{
 		Sessions: &mcp.SessionOptions{IdleTimeout: 5 * time.Minute},
@@ -224,9 +220,8 @@ func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 	}
 	var srvOpts *mcp.ServerOptions
 	if cl != nil {
-		srvOpts = &mcp.ServerOptions{CursorKey: cl.cursorKey}
+		srvOpts = &mcp.ServerOptions{Keys: [][]byte{cl.key}}
 		opts.Cluster = cl.cl
-		opts.StateKeys = [][]byte{cl.stateKey}
 	}
 	opts.Handler = newFixture(logger, srvOpts)
 	ep := mcp.Controller(opts)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/saguaro-go/saguaro/internal/redistest"
 	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
@@ -26,7 +27,7 @@ type echoIn struct {
 // echoEndpoint is the benchmark's server in miniature: the echo tool on
 // mcp.Controller with sessions, in memory or on a cluster; with
 // wrongEvery > 0 every so many calls answer a wrong text.
-func echoEndpoint(t *testing.T, cl mcp.Cluster, wrongEvery int64) *mcp.Endpoint {
+func echoEndpoint(t *testing.T, cl cluster.Cluster, wrongEvery int64) *mcp.Endpoint {
 	t.Helper()
 	s := mcp.NewServer(mcp.Implementation{Name: "test", Version: "0"}, nil)
 	var n atomic.Int64
