@@ -60,8 +60,8 @@ type SamplingCapability struct {
 	Tools   *struct{} `json:"tools,omitempty"`
 }
 
-// ElicitationCapability: the client answers elicitation/create (06+). An
-// empty object means form mode only; URL mode needs URL (11).
+// ElicitationCapability: the client answers elicitation/create (since 2025-06-18). An
+// empty object means form mode only; URL mode needs URL (since 2025-11-25).
 type ElicitationCapability struct {
 	Form *struct{} `json:"form,omitempty"`
 	URL  *struct{} `json:"url,omitempty"`

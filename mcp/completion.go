@@ -28,7 +28,7 @@ type CompleteRequest struct {
 	// what the user typed so far.
 	ArgumentName  string
 	ArgumentValue string
-	// Context holds already-resolved arguments (06+); never nil.
+	// Context holds already-resolved arguments (since 2025-06-18); never nil.
 	Context map[string]string
 }
 

@@ -16,7 +16,7 @@ type Content interface {
 	appendContent(e *encoder)
 }
 
-// Annotations are display hints on content and resources (06+). Priority
+// Annotations are display hints on content and resources (since 2025-06-18). Priority
 // is 0..1; LastModified is an ISO 8601 timestamp.
 type Annotations struct {
 	Audience     []Role   `json:"audience,omitempty"`
@@ -54,7 +54,7 @@ type ImageContent struct {
 	Meta        Meta
 }
 
-// AudioContent is audio (03+); as ImageContent.
+// AudioContent is audio (since 2025-03-26); as ImageContent.
 type AudioContent struct {
 	Data        []byte
 	MIMEType    string
@@ -62,7 +62,7 @@ type AudioContent struct {
 	Meta        Meta
 }
 
-// ResourceLink points at a resource the client may read (06+); the
+// ResourceLink points at a resource the client may read (since 2025-06-18); the
 // resource need not appear in resources/list.
 type ResourceLink struct {
 	URI         string
@@ -83,7 +83,7 @@ type EmbeddedResource struct {
 	Meta        Meta
 }
 
-// Icon is a display icon (11+).
+// Icon is a display icon (since 2025-11-25).
 type Icon struct {
 	Src      string   `json:"src"`
 	MIMEType string   `json:"mimeType,omitempty"`

@@ -331,7 +331,7 @@ func (e *engine) fill(r *Request, call *protocol.Call, rev Revision, meta Reques
 	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, LogLevel(call.LogLevel), call.Outbound
 }
 
-// handlerError maps a callback's error to the wire (see handler.go).
+// handlerError maps a callback's error to the wire (see Handler).
 func (e *engine) handlerError(ctx context.Context, call *protocol.Call, err error) *wire.Error {
 	var je *wire.Error
 	var ir *InputRequiredError

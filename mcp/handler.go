@@ -2,30 +2,37 @@ package mcp
 
 import "context"
 
-// The low-level handler contract, in the style of Arizona and ExMCP: each
-// callback receives the request context, the request, and the session's
-// handler state, and returns its result and the new state. The state is
-// opaque to the engine (`any`): a type parameter would infect Engine, the
-// session store and the transport with it for the price of one type
-// assertion per call, and a session store must hold states of any handler.
+// Handler is the low-level handler contract, which [Server] implements
+// for the common case; write your own only for what Server cannot do. Its
+// one method answers initialize with the server's identity and
+// instructions and returns the session's initial state; it is also how a
+// call without a session gets a state (a synthetic initialize, once per
+// call, unless the handler is a [StatelessHandler]).
 //
-// Only Handler is required. Every other part is an optional interface;
-// what a handler does not implement is not advertised in initialize and
-// its methods answer MethodNotFound.
+// Every other part is an optional interface (ToolHandler,
+// ResourceHandler, PromptHandler, …): what a handler does not implement
+// is not advertised in initialize and its methods answer MethodNotFound.
+//
+// Each callback receives the request context, the request, and the
+// session's handler state, and returns its result and the new state. The
+// state is opaque (any): a session store must hold states of any handler,
+// and a type parameter would reach every transport for the price of one
+// type assertion per call.
 //
 // State rules: the returned state is kept even when the callback also
 // returns an error; when the callback panics the previous state is kept.
+// The callbacks of one session run one at a time, except CallTool,
+// GetPrompt and ReadResource, which may run concurrently on a snapshot of
+// the state: the state they return is discarded.
+//
 // Errors: a *jsonrpc.Error is sent as is; ErrUnknownTool, ErrUnknownPrompt
 // and ErrInvalidParams become InvalidParams; ErrResourceNotFound becomes
-// ResourceNotFound (legacy); an *InputRequiredError is the 2026-07-28
-// multi-round-trip signal; any other error of CallTool becomes a tool
-// result with isError (its text reaches the model), and of any other
-// callback an InternalError with a generic message (the error is logged,
-// never sent).
-
-// Handler is the one required part: Initialize answers initialize with the
-// server's identity and instructions and returns the session's initial
-// state. It is also how a stateless call gets a state (see Engine.NewState).
+// ResourceNotFound (-32002; InvalidParams in 2026-07-28); an
+// *InputRequiredError is the 2026-07-28 multi-round-trip signal, returned
+// as it came; any other error of CallTool becomes a tool result with
+// isError (its text reaches the model), and of any other callback an
+// InternalError with a generic message (the error is logged, never
+// sent). A panic is logged with its stack and answered InternalError.
 type Handler interface {
 	Initialize(ctx context.Context, req *InitializeRequest, state any) (*InitializeResult, any, error)
 }
@@ -51,7 +58,7 @@ type ResourceTemplateHandler interface {
 
 // SubscriptionHandler accepts resources/subscribe and unsubscribe
 // (resources.subscribe). The session layer records the subscription from
-// the protocol.Reply's protocol.Effect; the callback may veto it with an error.
+// what the engine reports; the callback may veto it with an error.
 type SubscriptionHandler interface {
 	Subscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error)
 	Unsubscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error)
@@ -71,8 +78,8 @@ type CompletionHandler interface {
 }
 
 // LoggingHandler is told of logging/setLevel (capability "logging"). The
-// engine already validates the level and reports it in the protocol.Reply's protocol.Effect
-// for the session to apply to Request.Log.
+// engine already validates the level and reports it to the session,
+// which applies it to Request.Log.
 type LoggingHandler interface {
 	SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state any) (any, error)
 }
@@ -114,9 +121,10 @@ const (
 	ResourceUpdated // one resource's contents; Change.URI says which
 )
 
-// Change is one change event: issue 4's sessions turn it into
+// Change is one change event: sessions hear it as
 // notifications/tools/list_changed (and friends) or, for ResourceUpdated,
-// notifications/resources/updated to the sessions subscribed to URI.
+// notifications/resources/updated when they subscribed to URI, and
+// subscriptions/listen streams as they asked.
 type Change struct {
 	Kind ChangeKind
 	URI  string

@@ -1,7 +1,7 @@
 package mcp
 
 // Implementation names a client or server (clientInfo, serverInfo). Name
-// and Version are required; Title is 06+, the rest 11+.
+// and Version are required; Title since 2025-06-18, the rest since 2025-11-25.
 type Implementation struct {
 	Name        string `json:"name"`
 	Version     string `json:"version"`

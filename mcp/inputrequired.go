@@ -17,12 +17,12 @@ import (
 // Request.Elicit, CreateMessage or ListRoots. In a legacy session the
 // request goes out on the call's stream and the handler waits. In a
 // 2026-07-28 call of tools/call, prompts/get or resources/read the
-// engine's protocol.Outbound answers from the request's inputResponses when it
+// engine's back channel answers from the request's inputResponses when it
 // can; otherwise it records the request and returns an
 // *InputRequiredError, which the handler returns like any error. The
 // engine then answers {resultType:"input_required", inputRequests,
 // requestState}: every request the handler made and could not get an
-// answer for, and the answers it did use, sealed (see requeststate.go).
+// answer for, and the answers it did use, sealed (see stateSealer).
 // The client repeats the call with inputResponses and requestState; the
 // handler runs again from the start and this time its requests are
 // answered. A handler therefore must not do irreversible work before it
@@ -60,8 +60,8 @@ type pendingInput struct {
 	params json.RawMessage
 }
 
-// mrtrOutbound is the protocol.Outbound of a 2026-07-28 call that may answer
-// input_required: notifications go to the transport's protocol.Outbound, requests
+// mrtrOutbound is the back channel of a 2026-07-28 call that may answer
+// input_required: notifications go to the transport's back channel, requests
 // are answered from the call's inputResponses or recorded.
 type mrtrOutbound struct {
 	inner   protocol.Outbound

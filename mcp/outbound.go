@@ -11,7 +11,7 @@ import (
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// InputRequiredError is what a 2026-07-28 protocol.Outbound returns for a
+// InputRequiredError is what a 2026-07-28 call's back channel returns for a
 // server→client request the client has not answered yet: the engine turns
 // it into {resultType:"input_required", inputRequests:{Key: {method,
 // params}}}. Handlers just return it. In legacy revisions it never occurs;
@@ -142,9 +142,9 @@ func (r *Request) CreateMessage(ctx context.Context, p *CreateMessageParams) (*C
 	return &res, nil
 }
 
-// Elicit asks the client's user for input (elicitation/create, 06+). Form
+// Elicit asks the client's user for input (elicitation/create, since 2025-06-18). Form
 // mode needs the elicitation capability; URL mode needs elicitation.url
-// (11+). Otherwise it fails with ErrClientCapability and sends nothing.
+// (since 2025-11-25). Otherwise it fails with ErrClientCapability and sends nothing.
 // Pitfall: never use form mode for passwords, keys, tokens or payment
 // data; that is what URL mode is for.
 func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {

@@ -13,7 +13,7 @@ import (
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// recorder is an protocol.Outbound that records notifications and answers requests
+// recorder is an Outbound that records notifications and answers requests
 // from a table.
 type recorder struct {
 	mu      sync.Mutex

@@ -19,7 +19,7 @@ const DefaultPageSize = 100
 
 var errBadCursor = wire.NewError(wire.InvalidParams, "Invalid params: invalid cursor")
 
-// nRevs is the number of encodings kept per item: 03, 06, 11 (and later).
+// nRevs is the number of encodings kept per item: 2025-03-26, 2025-06-18, 2025-11-25 and later.
 const nRevs = 3
 
 func revIndex(r Revision) int {

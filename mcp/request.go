@@ -13,7 +13,7 @@ import (
 // Request is what every handler callback receives, embedded in the
 // method's own request type (CallToolRequest, ListRequest, …). Besides the
 // call's identity it offers the back channel: Progress, Log, CreateMessage,
-// Elicit and ListRoots (outbound.go).
+// Elicit and ListRoots.
 //
 // Pitfalls: Params and Meta.Raw alias the request body; they are valid
 // until the callback returns, so copy them to keep them longer. A Request

@@ -6,16 +6,16 @@ import (
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
-// This file holds the wire types of the list and read results and their
-// revision-aware encoders: a member a revision does not define (title
-// before 06, icons before 11, outputSchema before 06, …) is left out for
-// clients of that revision.
+// The wire types of the list and read results and their revision-aware
+// encoders: a member a revision does not define (title and outputSchema
+// before 2025-06-18, icons before 2025-11-25, …) is left out for clients
+// of that revision.
 
 // Tool describes a tool in tools/list.
 type Tool struct {
 	// Name is 1–128 of [A-Za-z0-9_.-], unique in the server.
 	Name        string
-	Title       string // 06+
+	Title       string // since 2025-06-18
 	Description string
 	// InputSchema is the arguments' JSON Schema: anything that encodes to
 	// a JSON object schema (json.RawMessage is kept byte for byte, which
@@ -23,11 +23,11 @@ type Tool struct {
 	// with AddTool means "infer from the Go type"; with AddToolRaw, an
 	// object with no constraints.
 	InputSchema any
-	// OutputSchema (06+) is the structuredContent's schema; as InputSchema.
+	// OutputSchema (since 2025-06-18) is the structuredContent's schema; as InputSchema.
 	OutputSchema any
 	Annotations  *ToolAnnotations
-	Icons        []Icon // 11+
-	Meta         Meta   // 06+
+	Icons        []Icon // since 2025-11-25
+	Meta         Meta   // since 2025-06-18
 
 	// TaskSupport lets a 2026-07-28 call of this tool run as a task when
 	// the tasks extension is enabled (Options.Tasks) and the client
@@ -77,13 +77,13 @@ type CallToolResult struct {
 type Resource struct {
 	URI         string
 	Name        string
-	Title       string // 06+
+	Title       string // since 2025-06-18
 	Description string
 	MIMEType    string
 	Size        *int64
 	Annotations *Annotations
-	Icons       []Icon // 11+
-	Meta        Meta   // 06+
+	Icons       []Icon // since 2025-11-25
+	Meta        Meta   // since 2025-06-18
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI
@@ -91,12 +91,12 @@ type Resource struct {
 type ResourceTemplate struct {
 	URITemplate string
 	Name        string
-	Title       string // 06+
+	Title       string // since 2025-06-18
 	Description string
 	MIMEType    string
 	Annotations *Annotations
-	Icons       []Icon // 11+
-	Meta        Meta   // 06+
+	Icons       []Icon // since 2025-11-25
+	Meta        Meta   // since 2025-06-18
 }
 
 // ListResourcesResult is one page of resources/list.
@@ -125,18 +125,18 @@ type ReadResourceResult struct {
 // Prompt describes a prompt in prompts/list.
 type Prompt struct {
 	Name        string
-	Title       string // 06+
+	Title       string // since 2025-06-18
 	Description string
 	Arguments   []*PromptArgument
-	Icons       []Icon // 11+
-	Meta        Meta   // 06+
+	Icons       []Icon // since 2025-11-25
+	Meta        Meta   // since 2025-06-18
 }
 
 // PromptArgument is one named string argument of a prompt; a Required one
 // missing from prompts/get is InvalidParams before the handler runs.
 type PromptArgument struct {
 	Name        string
-	Title       string // 06+
+	Title       string // since 2025-06-18
 	Description string
 	Required    bool
 }

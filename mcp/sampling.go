@@ -92,7 +92,7 @@ func (r *CreateMessageResult) UnmarshalJSON(b []byte) error {
 
 // ElicitParams are the params of elicitation/create. Form mode (Mode "" or
 // "form") needs Message and RequestedSchema (an object schema of primitive
-// properties); URL mode ("url", 11+) needs Message, URL and ElicitationID.
+// properties); URL mode ("url", since 2025-11-25) needs Message, URL and ElicitationID.
 type ElicitParams struct {
 	Mode            string `json:"mode,omitempty"`
 	Message         string `json:"message"`

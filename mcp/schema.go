@@ -23,7 +23,7 @@ import (
 // recursive types instead of using $defs, and changes behaviour with an
 // environment variable. Validation uses santhosh-tekuri/jsonschema/v6
 // (JSON Schema 2020-12, schemas checked against the metaschema at
-// compile time, no network access); see schema_bench_test.go for the
+// compile time, no network access); see the schema benchmarks for the
 // figures that chose it.
 
 // inferSchema returns the JSON Schema of t. For output schemas, values Go
@@ -433,7 +433,7 @@ func (noLoader) Load(url string) (any, error) {
 
 // compileSchema prepares raw (an encoded schema) for validation; when
 // object is set the root must declare "type":"object" as MCP's inputSchema
-// (and 06/11 outputSchema) must.
+// (and the outputSchema of 2025-06-18 and later) must.
 func compileSchema(raw json.RawMessage, object bool) (*compiledSchema, error) {
 	if !utf8.Valid(raw) || !json.Valid(raw) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrInvalidSchema)

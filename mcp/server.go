@@ -138,7 +138,7 @@ func (s *Server) OnChange(fn func(Change)) (remove func()) {
 }
 
 // ResourceUpdated announces that the contents of uri changed; sessions
-// subscribed to it are told (issue 4). It does not check that uri exists.
+// subscribed to it are told. It does not check that uri exists.
 func (s *Server) ResourceUpdated(uri string) {
 	s.mu.Lock()
 	hooks := slices.Collect(maps.Values(s.hooks))
@@ -160,7 +160,7 @@ func (s *Server) Initialize(ctx context.Context, req *InitializeRequest, state a
 }
 
 // SetLogLevel implements LoggingHandler; the level itself is applied by
-// the session from the protocol.Reply's protocol.Effect.
+// the session from what the engine reports.
 func (s *Server) SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state any) (any, error) {
 	return state, nil
 }

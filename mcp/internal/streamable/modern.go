@@ -1,19 +1,15 @@
 package streamable
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
-	"github.com/saguaro-go/saguaro/sse"
 )
 
 // The 2026-07-28 POST path. A POST is modern when its MCP-Protocol-Version
@@ -130,15 +126,9 @@ func (t *Transport) modernPost(r *controller.Request) controller.Reply {
 		return modernErrorReply(http.StatusBadRequest, msg.ID, derr)
 	}
 	if replica := t.taskReplica(r.Request, &msg); replica != "" {
-		return t.relayTask(replica, body) // another replica's task: cluster_relay.go
+		return t.relayTask(replica, body) // another replica's task
 	}
 	return t.modernMessage(r, &msg)
-}
-
-// isJSONContent reports whether a Content-Type is application/json.
-func isJSONContent(ct string) bool {
-	mt, _, _ := strings.Cut(ct, ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
 
 // modernCall holds what the checks learnt about a modern request.
@@ -281,60 +271,6 @@ func unsupportedVersion(requested string) *wire.Error {
 		Data:    map[string]any{"supported": supported, "requested": requested}}
 }
 
-// Messages of a modern call's connection.
-type (
-	modernStarted struct{}              // the call emitted: answer with an event stream
-	modernFrame   struct{ data []byte } // one message on the stream
-	modernFinal   struct{ data []byte } // the response, last on the stream
-	modernDone    struct {
-		body   []byte
-		status int
-	} // the response, when nothing came first
-)
-
-// modernOutbound is the back channel of a modern call: notifications go on
-// the call's own response stream, which they start; there are no
-// server→client requests (input_required replaces them).
-type modernOutbound struct {
-	mb      *controller.Mailbox
-	mu      sync.Mutex
-	started bool
-	done    bool
-}
-
-func (o *modernOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
-	frame := wire.AppendNotification(nil, method, params)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.done {
-		return nil
-	}
-	if !o.started {
-		if err := o.mb.Send(modernStarted{}); err != nil {
-			return err
-		}
-		o.started = true
-	}
-	return o.mb.Send(modernFrame{data: frame})
-}
-
-func (o *modernOutbound) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	return protocol.Discard{}.Request(context.Background(), method, nil)
-}
-
-// finish hands the response to the connection.
-func (o *modernOutbound) finish(body []byte, status int) {
-	o.mu.Lock()
-	o.done = true
-	started := o.started
-	o.mu.Unlock()
-	if started {
-		_ = o.mb.SendContext(context.Background(), modernFinal{data: body})
-		return
-	}
-	_ = o.mb.SendContext(context.Background(), modernDone{body: body, status: status})
-}
-
 // modernCall runs a checked modern request; the connection waits for its
 // first output.
 func (t *Transport) modernCall(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
@@ -372,104 +308,4 @@ func (t *Transport) modernCall(r *controller.Request, msg *wire.Message, mc *mod
 // modernError encodes a 2026-07-28 error answer and its HTTP status.
 func modernError(id wire.ID, e *wire.Error) ([]byte, int) {
 	return appendModernError(nil, id, e), modernStatus(e)
-}
-
-// ownedCall is a transport's own Call with room for what it read of the
-// params.
-type ownedCall struct {
-	protocol.Call
-	tool protocol.ToolCall
-}
-
-// quietCall serves a call that cannot emit anything before its result
-// synchronously, as JSON.
-func (t *Transport) quietCall(r *controller.Request, call *protocol.Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
-	ctx := r.Context()
-	call.Outbound = protocol.Discard{}
-	reply := t.dispatchAlone(ctx, call)
-	if reply.Err != nil {
-		t.attrs(ctx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
-		body, status := encodeErr(call.ID, reply.Err)
-		return controller.BufferedType(status, contentJSON, body)
-	}
-	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, call.ID, &reply))
-}
-
-// dispatchAlone serves a call that has no session, on a state of its own.
-func (t *Transport) dispatchAlone(ctx context.Context, call *protocol.Call) protocol.Reply {
-	state, err := t.engine.NewState(ctx, call.Revision)
-	if err != nil {
-		t.log.ErrorContext(ctx, "mcp: handler could not make a state", slog.Any("err", err))
-		return protocol.Reply{Err: protocol.ErrInternal}
-	}
-	return t.engine.Dispatch(ctx, call, state)
-}
-
-// oneCallStream runs call on its own goroutine with a back channel that
-// streams on this request's own response: the connection waits for the
-// call's first output and answers JSON when the result comes first, or
-// turns into an event stream that carries the call's notifications and
-// ends with its result. Closing the stream cancels the call (there is no
-// session to resume it in). encodeErr writes an error answer and its HTTP
-// status (the eras differ there). It serves the 2026-07-28 era and the
-// stateless legacy calls that ask for progress.
-func (t *Transport) oneCallStream(r *controller.Request, call *protocol.Call, encodeErr func(wire.ID, *wire.Error) ([]byte, int)) controller.Reply {
-	ctx, cancel := context.WithCancel(r.Context())
-	mb := r.Mailbox()
-	out := &modernOutbound{mb: mb}
-	call.Outbound = out
-	attrsCtx := r.Context()
-	t.workers.run(jobFunc(func() {
-		defer cancel()
-		reply := t.dispatchAlone(ctx, call)
-		if reply.Err != nil {
-			t.attrs(attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
-			out.finish(encodeErr(call.ID, reply.Err))
-			return
-		}
-		out.finish(t.engine.AppendReply(nil, call.ID, &reply), http.StatusOK)
-	}))
-	first, err := mb.Receive(r.Context())
-	if err != nil {
-		cancel() // the client left: closing is cancelling
-		return controller.Status(http.StatusServiceUnavailable)
-	}
-	switch m := first.(type) {
-	case modernDone:
-		return controller.BufferedType(m.status, contentJSON, m.body)
-	case modernStarted:
-		h := http.Header{}
-		sse.Headers(h)
-		mb.Every(t.keepAlive(), keepAlive{})
-		return controller.Loop(http.StatusOK, h, cancel, handleModernConn)
-	}
-	cancel()
-	return controller.Status(http.StatusInternalServerError)
-}
-
-// handleModernConn is the loop of a modern call's event stream.
-func handleModernConn(info any, push controller.Push, cancel context.CancelFunc) (context.CancelFunc, controller.Action) {
-	switch m := info.(type) {
-	case modernFrame:
-		ev := sse.Event{Data: m.data}
-		frame, _ := ev.AppendTo(nil)
-		_ = push(frame)
-	case modernFinal:
-		ev := sse.Event{Data: m.data}
-		frame, _ := ev.AppendTo(nil)
-		return cancel, controller.Stop(frame)
-	case keepAlive:
-		_ = push(sse.AppendComment(nil, ""))
-	case controller.Disconnect:
-		cancel()
-	}
-	return cancel, controller.Continue
-}
-
-// keepAlive is the keep-alive interval of event streams.
-func (t *Transport) keepAlive() time.Duration {
-	if t.cfg.KeepAlive > 0 {
-		return t.cfg.KeepAlive
-	}
-	return 25 * time.Second
 }

@@ -58,7 +58,7 @@ func (t *Transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 // post serves a POST: one message, or (2025-03-26) a batch.
 func (t *Transport) post(r *controller.Request) controller.Reply {
 	if modernHeader(r.Request) {
-		return t.modernPost(r) // 2026-07-28: modern.go
+		return t.modernPost(r) // 2026-07-28
 	}
 	var sess *session
 	if t.sessions != nil {
@@ -88,7 +88,7 @@ func (t *Transport) post(r *controller.Request) controller.Reply {
 			wire.AppendErrorResponse(nil, msg.ID, derr))
 	}
 	if rev == 0 && msg.IsCall() && hasModernMeta(msg.Params) {
-		return t.modernMessage(r, &msg) // modern _meta without its header: modern.go
+		return t.modernMessage(r, &msg) // 2026-07-28 _meta without its header
 	}
 	switch {
 	case sess != nil:

@@ -50,8 +50,7 @@ type sessionTable struct {
 	mu   sync.RWMutex
 	m    map[string]*session
 	// cluster records the sessions, for the other replicas (a Memory
-	// store with this replica alone when there are none):
-	// cluster_session.go.
+	// store with this replica alone when there are none).
 	cluster cluster.Cluster
 	self    cluster.Replica
 }
@@ -185,7 +184,7 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 	tab.mu.RUnlock()
 	if s == nil {
 		// Another replica's session, one this replica must take over,
-		// or none: cluster_session.go.
+		// or none: remote.
 		return tab.remote(r, ids[0])
 	}
 	if tab.t.cfg.Identity != nil && tab.t.cfg.Identity(r) != s.identity {
@@ -418,3 +417,44 @@ func (s *session) sessionHeader(h http.Header) http.Header {
 func formatEventID(stream, seq int64) string {
 	return strconv.FormatInt(stream, 10) + "-" + strconv.FormatInt(seq, 10)
 }
+
+// snapshot reads the handler state. A streaming or fast call runs on it
+// and its returned state is discarded; a stateful call reads it holding
+// the slot and stores what it returns.
+func (s *session) snapshot() any {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	return s.state
+}
+
+func (s *session) setState(v any) {
+	s.stateMu.Lock()
+	s.state = v
+	s.stateMu.Unlock()
+}
+
+// acquire waits for the session's slot, within the queue bound.
+func (s *session) acquire(ctx context.Context) *wire.Error {
+	s.stateMu.Lock()
+	if s.slot == nil {
+		s.slot = make(chan struct{}, 1)
+	}
+	slot := s.slot
+	s.stateMu.Unlock()
+	if int(s.waiting.Add(1)) > s.tab.opts.QueueSize {
+		s.waiting.Add(-1)
+		return errOverloaded
+	}
+	defer s.waiting.Add(-1)
+	select {
+	case slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded {
+			return protocol.ErrTimeout
+		}
+		return protocol.ErrCancelled
+	}
+}
+
+func (s *session) releaseSlot() { <-s.slot }

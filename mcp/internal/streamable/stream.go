@@ -70,9 +70,12 @@ type (
 	// streamStarted tells a POST's Handle that its call emitted
 	// something: answer with an event stream.
 	streamStarted struct{}
-	// callDone carries a call's result to a POST's Handle when nothing was
-	// emitted first: answer with JSON.
-	callDone struct{ body []byte }
+	// callDone carries a call's answer to a POST's Handle when nothing
+	// was emitted first: answer with JSON.
+	callDone struct {
+		body   []byte
+		status int
+	}
 )
 
 const maxStreamLogBytes = 1 << 20
@@ -268,7 +271,7 @@ func (st *stream) finish(body []byte) {
 	defer s.mu.Unlock()
 	if !st.started {
 		if st.mb != nil {
-			_ = st.mb.Send(callDone{body: body})
+			_ = st.mb.Send(callDone{body: body, status: http.StatusOK})
 		}
 		st.dropLocked()
 		return

@@ -2,12 +2,8 @@ package streamable
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"mime"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -251,78 +247,6 @@ func (t *Transport) attrs(ctx context.Context, attrs ...slog.Attr) {
 	if t.cfg.Attrs != nil {
 		t.cfg.Attrs(ctx, attrs...)
 	}
-}
-
-// accepts reports whether an Accept header admits JSON and event streams.
-func accepts(header []string) (json, stream bool) {
-	for _, h := range header {
-		for more := true; more; {
-			var part string
-			part, h, more = strings.Cut(h, ",")
-			mt := strings.TrimSpace(part)
-			if i := strings.IndexByte(mt, ';'); i >= 0 {
-				mt = strings.TrimSpace(mt[:i])
-			}
-			switch strings.ToLower(mt) {
-			case "*/*":
-				json, stream = true, true
-			case "application/json", "application/*":
-				json = true
-			case "text/event-stream", "text/*":
-				stream = true
-			}
-		}
-	}
-	return json, stream
-}
-
-// checkHeaders applies the POST header rules and reads the revision the
-// client states (zero when it states none).
-func checkHeaders(r *http.Request) (protocol.Revision, controller.Reply) {
-	json, stream := accepts(r.Header.Values("Accept"))
-	if !json || !stream {
-		return 0, errorReply(http.StatusNotAcceptable, wire.NewError(wire.InvalidRequest,
-			"Not Acceptable: Accept must list application/json and text/event-stream"))
-	}
-	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return 0, errorReply(http.StatusUnsupportedMediaType, wire.NewError(wire.InvalidRequest,
-			"Unsupported Media Type: Content-Type must be application/json"))
-	}
-	return protocolHeader(r)
-}
-
-// protocolHeader reads MCP-Protocol-Version: absent is zero (2025-03-26);
-// a version this server does not speak is 400.
-func protocolHeader(r *http.Request) (protocol.Revision, controller.Reply) {
-	v := r.Header.Values("Mcp-Protocol-Version")
-	if len(v) == 0 {
-		return 0, nil
-	}
-	if len(v) == 1 {
-		if rev, ok := protocol.ParseRevision(v[0]); ok && rev.Legacy() {
-			return rev, nil
-		}
-	}
-	requested := strings.Join(v, ",")
-	e := wire.NewError(wire.UnsupportedProtocolVersion, "Unsupported protocol version: "+strconv.Quote(requested))
-	e.Data = json.RawMessage(unsupportedData(requested))
-	return 0, errorReply(http.StatusBadRequest, e)
-}
-
-// unsupportedData is the data of an UnsupportedProtocolVersion error:
-// {supported, requested}.
-func unsupportedData(requested string) []byte {
-	b := []byte(`{"supported":[`)
-	for i, rev := range protocol.LegacyRevisions() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = wire.AppendString(b, rev.String())
-	}
-	b = append(b, `],"requested":`...)
-	b = wire.AppendString(b, requested)
-	return append(b, '}')
 }
 
 // SessionInfo is a snapshot of a live session's bookkeeping, which the

@@ -20,10 +20,9 @@ import (
 	"github.com/saguaro-go/saguaro/sse"
 )
 
-// The session table's side of a cluster.Cluster (cluster.go): records kept in
-// the store, requests for other replicas' sessions relayed
-// (cluster_relay.go) or taken over, the GET stream backed by the store's
-// log.
+// The session table's side of the cluster: records kept in the store,
+// requests for other replicas' sessions relayed (relay) or taken over
+// (adopt), the GET stream backed by the store's log (publish, sync).
 
 // clusterTimeout bounds each call to the cluster's store: a store that is
 // down fails requests fast.

@@ -1,0 +1,180 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
+)
+
+// The back channels of calls: how a handler's notifications and
+// server→client requests reach the client that made the call, and the
+// client's answers reach the handler.
+
+// deliver routes a client's response to the server→client request that
+// waits for it; a response nobody waits for (it came too late) is
+// dropped.
+func (s *session) deliver(msg *wire.Message) {
+	n, ok := msg.ID.IntValue()
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ch := s.pending[n]
+	delete(s.pending, n)
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	// The body's buffer is reused once this POST is answered, and the
+	// waiting call reads the answer after that: keep copies.
+	var o outcome
+	if msg.Kind == wire.KindResponse {
+		o.result = append(json.RawMessage(nil), msg.Result...)
+	} else if msg.Error != nil {
+		e := *msg.Error
+		if raw, ok := e.Data.(json.RawMessage); ok {
+			e.Data = append(json.RawMessage(nil), raw...)
+		}
+		o.err = &e
+	}
+	ch <- o
+}
+
+// request sends a server→client request on st and waits for the answer.
+func (s *session) request(ctx context.Context, st *stream, method string, params json.RawMessage) (json.RawMessage, error) {
+	ch := make(chan outcome, 1)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return nil, protocol.ErrSessionEnded
+	}
+	s.nextReq++
+	id := s.nextReq
+	if s.pending == nil {
+		s.pending = map[int64]chan outcome{}
+	}
+	s.pending[id] = ch
+	frame := wire.AppendRequest(nil, wire.Int(id), method, params)
+	published := true
+	if st.id == 0 {
+		// The GET stream is the cluster's log.
+		s.mu.Unlock()
+		published = st.publish(frame)
+	} else {
+		st.emitLocked(frame)
+		s.mu.Unlock()
+	}
+	forget := func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}
+	if !published {
+		forget()
+		return nil, fmt.Errorf("%s: %w", method, protocol.ErrStoreUnavailable)
+	}
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, o.err
+		}
+		return o.result, nil
+	case <-ctx.Done():
+		forget()
+		// Tell the client to stop working on it.
+		params := wire.AppendString([]byte(`{"requestId":`+itoa(id)+`,"reason":`), ctx.Err().Error())
+		st.emit(wire.AppendNotification(nil, "notifications/cancelled", append(params, '}')))
+		return nil, ctx.Err()
+	case <-s.done:
+		forget()
+		return nil, protocol.ErrSessionEnded
+	}
+}
+
+// streamOutbound is the back channel of a streaming call: everything goes
+// on the call's own stream.
+type streamOutbound struct{ st *stream }
+
+func (o *streamOutbound) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	if !o.st.emitWait(ctx, wire.AppendNotification(nil, method, params)) {
+		return protocol.ErrSessionEnded
+	}
+	return nil
+}
+
+func (o *streamOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return o.st.s.request(ctx, o.st, method, params)
+}
+
+// CloseStream ends the call's current connection without ending its
+// stream; see Request.CloseStream.
+func (o *streamOutbound) CloseStream(retry time.Duration) bool {
+	if o.st.s.revision < protocol.Rev20251125 {
+		// Before 2025-11-25 a server should not end a response stream
+		// before the response, and clients need not resume one.
+		return false
+	}
+	return o.st.closeConnection(retry)
+}
+
+// sessionOutbound is the back channel of a call answered with JSON:
+// notifications cannot reach the client on this connection and are
+// dropped; server→client requests go on the session's GET stream.
+type sessionOutbound struct{ s *session }
+
+func (o *sessionOutbound) Notify(context.Context, string, json.RawMessage) error { return nil }
+
+func (o *sessionOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return o.s.request(ctx, o.s.standalone(), method, params)
+}
+
+// callOutbound is the back channel of a call without a session (every
+// 2026-07-28 call, and a legacy one that asked for progress):
+// notifications go on the call's own response stream, which they start;
+// there are no server→client requests (2026-07-28 answers input_required
+// instead).
+type callOutbound struct {
+	mb      *controller.Mailbox
+	mu      sync.Mutex
+	started bool
+	done    bool
+}
+
+func (o *callOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
+	frame := wire.AppendNotification(nil, method, params)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if !o.started {
+		if err := o.mb.Send(streamStarted{}); err != nil {
+			return err
+		}
+		o.started = true
+	}
+	return o.mb.Send(callFrame{data: frame})
+}
+
+func (o *callOutbound) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	return protocol.Discard{}.Request(context.Background(), method, nil)
+}
+
+// finish hands the response to the connection.
+func (o *callOutbound) finish(body []byte, status int) {
+	o.mu.Lock()
+	o.done = true
+	started := o.started
+	o.mu.Unlock()
+	if started {
+		_ = o.mb.SendContext(context.Background(), callFinal{data: body})
+		return
+	}
+	_ = o.mb.SendContext(context.Background(), callDone{body: body, status: status})
+}
