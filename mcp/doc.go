@@ -1,33 +1,67 @@
-// Package mcp is saguaro's Model Context Protocol server: the protocol
-// engine that every transport shares, the handler contract, and a
-// registry (Server) that implements it for the common case.
+// Package mcp serves the Model Context Protocol from a Go program: a
+// registry of tools, resources and prompts ([Server]) and the Streamable
+// HTTP endpoint that serves it ([Controller]), every protocol revision
+// from 2025-03-26 to 2026-07-28 on one http.Handler that mounts on a chi
+// router behind the app's own middleware:
 //
-// # Layers
+//	srv := mcp.NewServer(mcp.Implementation{Name: "tasks", Version: "1.0.0"}, nil)
+//	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Say hello"},
+//		func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (GreetOut, error) {
+//			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+//		})
+//	r.With(verifier.Handler, auth.Required()).Mount("/mcp", mcp.Controller(&mcp.Options{
+//		Handler:  srv,
+//		Sessions: &mcp.SessionOptions{}, // nil: every call on its own
+//		Identity: auth.Identity,         // bind sessions to the token's subject
+//		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
+//	}))
 //
-//   - mcp/jsonrpc decodes a body once (params stay raw) and encodes replies.
-//   - Engine.Dispatch is the one method table: revision and capability
-//     gates, params validation, the handler callback under a crash guard,
-//     and result encoding. It is a pure function of (Call, state): tests
-//     call it without HTTP, and sessions (issue 4) apply the protocol.Effect it
-//     reports.
-//   - Handler and its optional interfaces (ToolHandler, ResourceHandler,
-//     …) are the low-level contract: callbacks get the session's state and
-//     return the new one. What a handler does not implement is not
-//     advertised and answers MethodNotFound.
-//   - Server is the high-level registry: typed tools with JSON Schemas
-//     inferred once at registration and arguments validated per call,
-//     resources, URI templates, prompts, completions, cursors.
-//   - Request gives handlers the back channel (Progress, Log,
-//     CreateMessage, Elicit, ListRoots) through the protocol.Outbound the transport
-//     supplies for each call.
+// A tool's input and output are Go types: their JSON Schemas are inferred
+// once at registration, arguments are validated before the function runs,
+// and the result is sent as structured content and as text. Handlers reach
+// the client through their [Request]: Progress, Log, CreateMessage
+// (sampling), Elicit and ListRoots, the same code in every revision.
+// [Handler] is the low-level contract a Server implements, for servers
+// that keep per-session state of their own.
 //
-// # Decisions where the spec leaves room
+// # How a call travels
 //
-//   - Revisions: 2025-03-26, 2025-06-18 and 2025-11-25 (the legacy era,
-//     initialize and sessions), and 2026-07-28 (stateless) on the same
-//     endpoint. initialize echoes a supported legacy version and otherwise
-//     offers 2025-11-25. A legacy call without a revision is served as
-//     2025-03-26.
+// A tools/call of a session, hop by hop (the names are the files that
+// hold each step; three packages, each entered through a named
+// interface):
+//
+//  1. controller.go (package controller): the endpoint is a controller;
+//     the request goes to its Handle (the controller.Controller
+//     interface).
+//  2. transport.go, post.go (mcp/internal/streamable, the Streamable HTTP
+//     transport): the method and the Origin and Host rule, the headers,
+//     the body read once into a pooled buffer and decoded once (params
+//     stay raw), the session looked up (session.go).
+//  3. session_post.go, call.go: tools/call may emit, so it gets a context
+//     (cancelled by notifications/cancelled, the session's end, the
+//     request timeout), a logical stream, and a worker goroutine; the
+//     connection waits for the call's first output.
+//  4. engine.go (this package): the worker calls the engine through the
+//     transports' one interface (Dispatch): the method table, the
+//     revision and capability gates, the crash guard; callTool builds the
+//     CallToolRequest and calls the handler (the ToolHandler interface).
+//  5. tool.go: the Server finds the tool, validates the arguments against
+//     the schema compiled at registration, decodes them into the input
+//     type, runs the function and encodes its result.
+//  6. call.go, stream.go: the reply is encoded on the worker; when nothing
+//     was emitted first it is answered as JSON on the waiting connection,
+//     else it is the last event of the call's stream.
+//
+// Every transport reaches the engine through that one interface and
+// nothing else. A call without a session skips step 2's lookup and, unless
+// it asked for progress, step 3's stream and worker.
+//
+// # Decisions where the specification leaves room
+//
+//   - Revisions: 2025-03-26, 2025-06-18 and 2025-11-25 (initialize and
+//     sessions), and 2026-07-28 (stateless) on the same endpoint.
+//     initialize echoes a supported version and otherwise offers
+//     2025-11-25. A call that states no revision is served as 2025-03-26.
 //   - A request to a method that exists only as a notification, and a
 //     notification named after a request method, are MethodNotFound and
 //     dropped respectively.
@@ -43,36 +77,48 @@
 //     silently altered.
 //   - Until the client sets a log level, Request.Log sends every level.
 //   - List pages are ordered by name (URI for resources) and cursors name
-//     the last item of the previous page, sealed with an HMAC: a page
-//     survives insertions and removals, and a tampered cursor is
+//     the last item of the previous page, signed with ServerOptions.Keys:
+//     a page survives insertions and removals, and a tampered cursor is
 //     InvalidParams.
 //
-// # The 2026-07-28 era
+// # The 2026-07-28 revision
 //
 // A POST is served as 2026-07-28 when its MCP-Protocol-Version header
 // names a revision that is not a legacy one, or when its params carry
 // _meta["io.modelcontextprotocol/protocolVersion"]; everything else
-// follows the legacy rules, so a 2025 client and a 2026 client share one
-// endpoint and one set of handlers. Such a request is stateless: it
-// ignores Mcp-Session-Id, carries its client capabilities in _meta, and
-// is checked as modern.go documents (header mismatches -32020 with 400,
-// missing _meta -32602 with 400, unsupported versions -32022 with
-// {supported, requested}, unknown or legacy-only methods 404 with
-// -32601). Every error carries the request's id.
+// follows the legacy rules, so clients of both eras share one endpoint and
+// one set of handlers. Such a request is stateless: it ignores
+// Mcp-Session-Id, carries its client capabilities in _meta, and is checked
+// in this order, each failure answered with the request's id:
+//
+//	Accept 406, Content-Type 415, body 413 / 400 (-32700, -32600)
+//	_meta without protocolVersion or clientCapabilities  400 -32602
+//	  (400 -32022 when the header names no servable revision)
+//	MCP-Protocol-Version missing, repeated or ≠ _meta    400 -32020
+//	a revision other than 2026-07-28                    400 -32022 {supported, requested}
+//	Mcp-Method missing or ≠ method                       400 -32020
+//	method unknown, legacy-only or not offered          404 -32601
+//	Mcp-Name, Mcp-Param-* missing, ≠ body, bad value     400 -32020
+//	_meta fields of the wrong type                       400 -32602
+//
+// Then the call runs. Its answer is JSON, or an event stream when the call
+// emits notifications (progress, log messages when the request set _meta
+// logLevel) before its result; a client that closes either cancels the
+// call's context. Errors keep the HTTP statuses the revision defines:
+// -32601 404, -32020, -32021 and -32022 400, anything else 200.
 //
 //   - server/discover answers initialize's questions; every result carries
 //     resultType and _meta serverInfo, and the cacheable ones ttlMs and
 //     cacheScope (Options.CacheHints; default 0 and private).
 //   - A handler's Elicit, CreateMessage and ListRoots become an
 //     input_required result (tools/call, prompts/get, resources/read):
-//     the client repeats the request with the answers and the sealed
-//     requestState (sealed with ServerOptions.Keys), and the handler runs again from
-//     the start. Name requests with WithInputKey; return every unanswered
-//     request's error (errors.Join) to ask for several at once. A request
-//     the client's capabilities do not cover is -32021.
+//     the client repeats the request with the answers and the
+//     requestState (sealed with ServerOptions.Keys), and the handler runs
+//     again from the start. Name requests with WithInputKey; return every
+//     unanswered request's error (errors.Join) to ask for several at
+//     once. A request the client's capabilities do not cover is -32021.
 //   - Request.Log sends only when the request set _meta logLevel, at that
-//     level or above; notifications go on the request's own event stream,
-//     and closing that stream cancels the call's context.
+//     level or above.
 //   - subscriptions/listen is a long-lived stream of list changes and
 //     resource updates (ListenOptions bounds it).
 //   - Resource not found is -32602 with data {uri}.
@@ -82,34 +128,23 @@
 //
 // # The HTTP endpoint
 //
-// Controller serves the Streamable HTTP transport as one http.Handler:
-//
-//	srv := mcp.NewServer(mcp.Implementation{Name: "tasks", Version: "1.0.0"}, nil)
-//	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echoes"}, echo)
-//	r.With(verifier.Handler, auth.Required()).Mount("/mcp", mcp.Controller(&mcp.Options{
-//		Handler:  srv,
-//		Sessions: &mcp.SessionOptions{}, // nil: stateless
-//		Identity: auth.Identity,         // bind sessions to the token's subject
-//		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
-//	}))
-//
 // Every stream is a controller loop (package controller). A call that
 // emits progress, log messages or server→client requests before its result
 // is answered as an event stream when the client accepts one; a quiet call
 // is answered as JSON. Without sessions only a call that asks for progress
-// (a progressToken) is run that way; other stateless calls take the
-// synchronous path and their notifications are dropped, since nothing could
-// have asked for them. Session streams outlive their connections: events carry
-// session-unique ids "<stream>-<seq>", each connection opens with a
-// priming event (an id, empty data, and retry) in every revision, and GET
-// with Last-Event-ID resumes exactly the stream the id belongs to.
-// Request.CloseStream ends a connection on purpose (2025-11-25 polling).
+// (a progressToken) is run that way; other calls take the synchronous
+// path and their notifications are dropped, since nothing could have
+// asked for them. Session streams outlive their connections: events carry
+// session-unique ids, each connection opens with a priming event (an id,
+// empty data, and retry) in every revision, and GET with Last-Event-ID
+// resumes exactly the stream the id belongs to. Request.CloseStream ends a
+// connection on purpose (2025-11-25 polling).
 //
-// Decisions where the transport spec is silent, checked in this order:
+// Decisions where the transport specification is silent, checked in this
+// order:
 //
 //	method other than POST (GET, DELETE with sessions)   405, Allow
-//	Origin present and not own/listed/loopback           403
-//	Host not loopback-named on a loopback listener       403 (DNS rebinding)
+//	Origin present and not allowed, or Host not allowed  403 (see Options.AllowedOrigins)
 //	several Mcp-Session-Id headers                       400
 //	unknown session, or bound to another identity        404 (its existence is not revealed)
 //	Accept lacks application/json or text/event-stream   406
@@ -134,11 +169,12 @@
 //
 // # Replicas
 //
-// With Options.Cluster (package mcpredis on Redis) the sessions are shared
-// by the replicas of a server behind a load balancer with no stickiness;
-// Cluster documents the model (an owner runs each session; other replicas
-// relay its requests there; a replica whose owner is gone takes the
-// session over). The answers the transport spec does not give:
+// With Options.Cluster (package mcpredis on Redis, or any implementation
+// of package cluster's seams) the sessions are shared by the replicas of a
+// server behind a load balancer with no stickiness; package cluster
+// documents the model (an owner runs each session; other replicas relay
+// its requests there; a replica whose owner is gone takes the session
+// over). The answers the transport specification does not give:
 //
 //	session store does not answer                        503, Retry-After: 1, -32603
 //	session moving between replicas (a race)             503, Retry-After: 1, -32603
@@ -150,9 +186,10 @@
 //
 // Registry changes announced on one replica reach every replica's sessions
 // and subscriptions/listen streams; each replica must register the same
-// tools, resources and prompts. The 2026-07-28 era is stateless and needs
-// no relay, except for its tasks, which live in the process that runs
-// them: their ids name that replica, and tasks/get, tasks/update,
-// tasks/cancel and subscriptions/listen with taskIds are relayed there (a
-// task whose replica is gone is unknown, -32602).
+// tools, resources and prompts, and seal with the same ServerOptions.Keys.
+// The 2026-07-28 revision is stateless and needs no relay, except for its
+// tasks, which live in the process that runs them: their ids name that
+// replica, and tasks/get, tasks/update, tasks/cancel and
+// subscriptions/listen with taskIds are relayed there (a task whose
+// replica is gone is unknown, -32602).
 package mcp

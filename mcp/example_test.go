@@ -53,6 +53,21 @@ func post(url, sid, body string, header ...string) string {
 	return resp.Header.Get("Mcp-Session-Id")
 }
 
+// A server with one typed tool, mounted as an HTTP endpoint, and a call.
+func Example() {
+	srv := mcp.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Say hello"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (GreetOut, error) {
+			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+		})
+	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv})) // r.Mount("/mcp", …) in a chi app
+	defer ts.Close()
+
+	post(ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"}}}`)
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ann!\"}"}],"structuredContent":{"greeting":"Hello, Ann!"}}}
+}
+
 func ExampleAddTool() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
 	err := mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Say hello"},
