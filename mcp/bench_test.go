@@ -36,7 +36,7 @@ func serveEngine(e *engine, ctx context.Context, body []byte, w io.Writer) {
 	} else {
 		c := testCall(&m, Rev20251125)
 		r := e.Dispatch(ctx, &c, nil)
-		*buf = e.AppendReply(*buf, m.ID, &r)
+		*buf = e.AppendReply(*buf, m.ID, r)
 	}
 	_, _ = w.Write(*buf)
 	wire.PutBuffer(buf)

@@ -119,7 +119,7 @@ func roundTrip(t *testing.T, e *engine, rev Revision, body string, state any) (s
 	}
 	call := testCall(&m, rev)
 	r := e.Dispatch(context.Background(), &call, state)
-	out := e.AppendReply(nil, m.ID, &r)
+	out := e.AppendReply(nil, m.ID, r)
 	if m.Kind == wire.KindRequest {
 		if len(out) == 0 {
 			t.Fatalf("request %s got no response", body)

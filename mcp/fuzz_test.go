@@ -50,7 +50,7 @@ func FuzzDispatch(f *testing.F) {
 		c := testCall(&m, Revision(rev%5))
 		c.Outbound = &recorder{}
 		r := e.Dispatch(context.Background(), &c, nil)
-		out := e.AppendReply(nil, m.ID, &r)
+		out := e.AppendReply(nil, m.ID, r)
 		if m.Kind == wire.KindNotification {
 			if len(out) != 0 {
 				t.Fatalf("notification answered: %s", out)

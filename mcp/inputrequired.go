@@ -247,7 +247,7 @@ func (e *engine) wrap(call *protocol.Call, r *protocol.Reply) {
 // reply, with the envelope an owned 2026-07-28 call left out written
 // straight into it. It puts the reply's pooled result buffer back:
 // r.Result is nil after.
-func (e *engine) AppendReply(dst []byte, id wire.ID, r *protocol.Reply) []byte {
+func (e *engine) AppendReply(dst []byte, id wire.ID, r protocol.Reply) []byte {
 	if dst == nil {
 		n := len(r.Result) + 64
 		if r.Envelope != "" {
@@ -268,7 +268,6 @@ func (e *engine) AppendReply(dst []byte, id wire.ID, r *protocol.Reply) []byte {
 	}
 	if r.Pooled != nil {
 		wire.PutBuffer(r.Pooled)
-		r.Pooled, r.Result = nil, nil
 	}
 	return dst
 }

@@ -24,8 +24,9 @@ type Engine interface {
 	Dispatch(ctx context.Context, call *Call, state any) Reply
 	// AppendReply appends the JSON-RPC response of a request's reply to
 	// dst (nil dst: a buffer sized for it) and releases what the reply
-	// holds: its Result must not be used afterwards.
-	AppendReply(dst []byte, id wire.ID, r *Reply) []byte
+	// holds: its Result must not be used afterwards. The reply is taken by
+	// value, so that a caller's reply stays on its stack.
+	AppendReply(dst []byte, id wire.ID, r Reply) []byte
 	// Client decodes a client's declared capabilities (2026-07-28 _meta,
 	// or a stored session's); nil when raw is not a capabilities object.
 	// Equal inputs may share one read-only value.

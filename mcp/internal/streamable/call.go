@@ -94,7 +94,7 @@ func (sc *sessionCall) run() {
 	if reply.Err != nil {
 		t.attrs(sc.attrsCtx, slogInt(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, &reply))
+	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, reply))
 }
 
 // workerPool runs the calls that get their own goroutine (a session's
@@ -171,7 +171,7 @@ func (t *Transport) quietCall(r *controller.Request, call *protocol.Call, encode
 		body, status := encodeErr(call.ID, reply.Err)
 		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, call.ID, &reply))
+	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, call.ID, reply))
 }
 
 // dispatchAlone serves a call that has no session, on a state of its own.
@@ -206,7 +206,7 @@ func (t *Transport) oneCallStream(r *controller.Request, call *protocol.Call, en
 			out.finish(encodeErr(call.ID, reply.Err))
 			return
 		}
-		out.finish(t.engine.AppendReply(nil, call.ID, &reply), http.StatusOK)
+		out.finish(t.engine.AppendReply(nil, call.ID, reply), http.StatusOK)
 	}))
 	return answerFirst(r, cancel, func() controller.Reply { // the client left: closing is cancelling
 		h := http.Header{}

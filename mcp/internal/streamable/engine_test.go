@@ -63,7 +63,7 @@ func (e *pingEngine) Dispatch(_ context.Context, call *protocol.Call, state any)
 	return r
 }
 
-func (e *pingEngine) AppendReply(dst []byte, id wire.ID, r *protocol.Reply) []byte {
+func (e *pingEngine) AppendReply(dst []byte, id wire.ID, r protocol.Reply) []byte {
 	if r.Err != nil {
 		return wire.AppendErrorResponse(dst, id, r.Err)
 	}

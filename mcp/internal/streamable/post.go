@@ -130,7 +130,7 @@ func (t *Transport) answer(r *http.Request, msg *wire.Message, reply *protocol.R
 	if reply.Err != nil {
 		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, msg.ID, reply))
+	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, msg.ID, *reply))
 }
 
 // callAttrs reports what is being called to the log hook.
@@ -235,7 +235,7 @@ func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Rev
 			reply = &rp
 		}
 		if msg.Kind == wire.KindRequest && reply != nil {
-			appendOne(t.engine.AppendReply(nil, msg.ID, reply))
+			appendOne(t.engine.AppendReply(nil, msg.ID, *reply))
 		}
 	}
 	if answered == 0 {

@@ -59,7 +59,7 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 			wire.AppendErrorResponse(nil, msg.ID, e))
 	}
 	t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
-	out := t.engine.AppendReply(nil, msg.ID, &reply)
+	out := t.engine.AppendReply(nil, msg.ID, reply)
 	return controller.Buffered(http.StatusOK, s.sessionHeader(jsonHeader()), out)
 }
 
