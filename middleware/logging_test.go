@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -481,20 +482,37 @@ func TestURLStringMatchesString(t *testing.T) {
 	}
 }
 
-func TestRequestLogger_HTTPLogSetAttrsStillReachTheLine(t *testing.T) {
+// TestRequestLogger_HTTPLogSetAttrsDoNothing pins down what httplog's
+// SetAttrs and SetError do under the preset: nothing, without a panic. Its
+// own SetAttrs and SetError take their place, with the same arguments and
+// the same attributes on the line.
+func TestRequestLogger_HTTPLogSetAttrsDoNothing(t *testing.T) {
 	t.Parallel()
-	require.NotNil(t, httplogAttrsKey)
+	returned := make(chan error, 1)
 	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		httplog.SetAttrs(r.Context(), slog.String("app.user", "ann"))
-		_ = httplog.SetError(r.Context(), errors.New("boom"))
-		SetAttrs(r.Context(), slog.String(MCPMethodKey, "tools/call"))
+		httplog.SetAttrs(r.Context(), slog.String("httplog.user", "ann"))
+		_ = httplog.SetError(r.Context(), errors.New("httplog boom"))
+		SetAttrs(r.Context(), slog.String("app.user", "bob"))
+		err := errors.New("first")
+		returned <- SetError(r.Context(), err)
+		_ = SetError(r.Context(), nil)
+		_ = SetError(r.Context(), fmt.Errorf("quota: %w", err))
 	})
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/x", strings.NewReader("{}"))
 	do(t, req)
 	l := sink.waitLines(t, 1)[0]
-	assert.Equal(t, "ann", l["app.user"])
-	assert.Equal(t, "boom", l[httplog.SchemaECS.ErrorMessage], "httplog.SetError, under the schema's error field")
-	assert.Equal(t, "tools/call", l[MCPMethodKey])
+	assert.NotContains(t, l, "httplog.user")
+	assert.NotContains(t, sink.String(), "httplog boom")
+	assert.Equal(t, "bob", l["app.user"])
+	assert.Equal(t, "quota: first", l[httplog.SchemaECS.ErrorMessage], "the later error, under the schema's error field")
+	assert.EqualError(t, <-returned, "first", "SetError returns its error")
+}
+
+func TestSetError_WithoutPresetReturnsTheError(t *testing.T) {
+	t.Parallel()
+	err := errors.New("boom")
+	assert.Same(t, err, SetError(context.Background(), err))
+	assert.NoError(t, SetError(context.Background(), nil))
 }
 
 func TestRequestLogger_LineHasASource(t *testing.T) {
