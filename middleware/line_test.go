@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,22 @@ func TestRequestLogger_LineMatchesHTTPLog(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestURLStringMatchesString(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"/mcp", "/a%2Fb", "/a b", "/é", "/x?q=1", "//double", "/p#f", "/a:b/c", "/%7Euser", "*", "http://h/p"} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		assert.Equal(t, u.String(), urlString(u), raw)
+	}
+	for _, uri := range []string{"/mcp", "/a%2Fb", "//double/x", "/%7Euser/x"} {
+		u, err := url.ParseRequestURI(uri)
+		require.NoError(t, err)
+		assert.Equal(t, u.String(), urlString(u), uri)
 	}
 }
 

@@ -113,3 +113,29 @@ func BenchmarkRequestLogger_MCPPost(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkRequestLogger(b *testing.B) {
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	h := RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		SetAttrs(r.Context(), slog.String(MCPToolKey, "echo"))
+		w.WriteHeader(http.StatusOK)
+	}))
+	for _, bc := range []struct {
+		name   string
+		target string
+		auth   bool
+	}{{"plain", "/mcp", false}, {"query+auth", "/mcp?access_token=x&cursor=y", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodPost, bc.target, nil)
+			req.Header.Set("Mcp-Method", "tools/call")
+			if bc.auth {
+				req.Header.Set("Authorization", "Bearer t")
+			}
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -438,48 +437,6 @@ func TestRequestLogger_PanicsOnBadOptions(t *testing.T) {
 	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogBodyContentTypes: []string{""}}) })
 	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogResponseHeaders: []string{"set-cookie"}}) })
 	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogBodyMaxLen: -1}) })
-}
-
-func BenchmarkRequestLogger(b *testing.B) {
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		SetAttrs(r.Context(), slog.String(MCPToolKey, "echo"))
-		w.WriteHeader(http.StatusOK)
-	}))
-	for _, bc := range []struct {
-		name   string
-		target string
-		auth   bool
-	}{{"plain", "/mcp", false}, {"query+auth", "/mcp?access_token=x&cursor=y", true}} {
-		b.Run(bc.name, func(b *testing.B) {
-			req := httptest.NewRequest(http.MethodPost, bc.target, nil)
-			req.Header.Set("Mcp-Method", "tools/call")
-			if bc.auth {
-				req.Header.Set("Authorization", "Bearer t")
-			}
-			w := httptest.NewRecorder()
-			b.ReportAllocs()
-			for b.Loop() {
-				h.ServeHTTP(w, req)
-			}
-		})
-	}
-}
-
-func TestURLStringMatchesString(t *testing.T) {
-	t.Parallel()
-	for _, raw := range []string{"/mcp", "/a%2Fb", "/a b", "/é", "/x?q=1", "//double", "/p#f", "/a:b/c", "/%7Euser", "*", "http://h/p"} {
-		u, err := url.Parse(raw)
-		if err != nil {
-			continue
-		}
-		assert.Equal(t, u.String(), urlString(u), raw)
-	}
-	for _, uri := range []string{"/mcp", "/a%2Fb", "//double/x", "/%7Euser/x"} {
-		u, err := url.ParseRequestURI(uri)
-		require.NoError(t, err)
-		assert.Equal(t, u.String(), urlString(u), uri)
-	}
 }
 
 // TestRequestLogger_HTTPLogSetAttrsDoNothing pins down what httplog's

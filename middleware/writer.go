@@ -2,8 +2,10 @@ package middleware
 
 import (
 	"bufio"
+	"mime"
 	"net"
 	"net/http"
+	"strings"
 
 	chimw "github.com/go-chi/chi/v5/middleware"
 )
@@ -82,4 +84,15 @@ func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w hijackStreamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.committed = true
 	return w.ResponseWriter.(http.Hijacker).Hijack()
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(contentType string) bool {
+	// Parse only what can be an event stream: every response passes here.
+	base, _, _ := strings.Cut(contentType, ";")
+	if !strings.EqualFold(strings.TrimSpace(base), "text/event-stream") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "text/event-stream"
 }
