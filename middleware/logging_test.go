@@ -227,6 +227,33 @@ func TestSetAttrs_FromManyGoroutines(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(sink.String(), `"mcp.tool"`), "a key appears once")
 }
 
+// TestSetAttrs_ManyAttributes sets more attributes than the line's buffer
+// holds, so that the line moves to the heap while SetAttrs's are added.
+func TestSetAttrs_ManyAttributes(t *testing.T) {
+	t.Parallel()
+	const n = 60
+	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		for i := range n {
+			SetAttrs(r.Context(), slog.Int(fmt.Sprintf("app.k%02d", i), i))
+		}
+		SetAttrs(r.Context(), slog.Int("app.k00", -1), slog.String(MCPMethodKey, "tools/call"))
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader("{}"))
+	req.Header.Set("Mcp-Method", "initialize")
+	res, _ := do(t, req)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	l := sink.waitLines(t, 1)[0]
+	assert.Equal(t, float64(-1), l["app.k00"], "the later value")
+	for i := 1; i < n; i++ {
+		assert.Equal(t, float64(i), l[fmt.Sprintf("app.k%02d", i)])
+	}
+	assert.Equal(t, "tools/call", l[MCPMethodKey], "SetAttrs replaces the header's value")
+	out := sink.String()
+	assert.Equal(t, 1, strings.Count(out, `"app.k00"`))
+	assert.Equal(t, 1, strings.Count(out, `"mcp.method"`))
+	assert.Equal(t, n, strings.Count(out, `"app.k`), "every key once")
+}
+
 func TestSetAttrs_AfterHandlerReturnedIsDropped(t *testing.T) {
 	t.Parallel()
 	late := make(chan struct{})

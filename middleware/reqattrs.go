@@ -53,8 +53,15 @@ func (st *reqState) appendOwnAttrs(line []slog.Attr, bag []slog.Attr) []slog.Att
 	if st.stream.Load() {
 		line = append(line, slog.String(StreamLogKey, "end"))
 	}
+next:
 	for _, a := range bag {
-		line = line[:k+len(upsert(line[k:], a))]
+		for i := k; i < len(line); i++ {
+			if line[i].Key == a.Key {
+				line[i] = a
+				continue next
+			}
+		}
+		line = append(line, a) // may move line to the heap: it is full
 	}
 	return line
 }
