@@ -50,7 +50,11 @@ import (
 //     headers, chi's request id, the resolved client IP;
 //   - attributes come from SetAttrs and SetError of this package, where
 //     httplog's line takes those of httplog.SetAttrs and httplog.SetError
-//     (which do nothing under the preset).
+//     (which do nothing under the preset); a later value replaces an
+//     earlier one under the same key, where httplog logs both;
+//   - with a GroupDelimiter, the groups come in the order of their first
+//     attribute (httplog's order varies from line to line when SetAttrs
+//     adds a second group, as it ranges over a map).
 func TestRequestLogger_LineMatchesHTTPLog(t *testing.T) {
 	t.Parallel()
 	schemas := []struct {

@@ -21,6 +21,11 @@ import (
 // is a safe production setting: Info level, the ECS schema, Content-Type and
 // Origin request headers, no bodies, query values redacted.
 //
+// Its fields up to LogBodyMaxLen are those of httplog.Options, with the
+// same meaning except where a field says otherwise. httplog's
+// LogExtraAttrs has no counterpart (it makes httplog copy every request
+// body): add attributes with [SetAttrs].
+//
 // RequestLogger copies the struct; changing it afterwards has no effect, and
 // RequestLogger never writes to it (httplog's own RequestLogger does both:
 // it fills defaults into the caller's Options and gives a non-nil Options no
@@ -75,7 +80,8 @@ type LogOptions struct {
 	LogBodyContentTypes []string
 
 	// LogBodyMaxLen caps a logged body, in bytes. Default: 1024. It trims at
-	// log time only; it does not bound the copy (see LogRequestBody).
+	// log time only; it does not bound the copy (see LogRequestBody). A
+	// negative value (httplog's "unlimited") is refused.
 	LogBodyMaxLen int
 
 	// LogQueryParams lists query parameters whose values are logged as sent.
