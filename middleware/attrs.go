@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+
+	"github.com/go-chi/httplog/v3"
 )
 
 // Log attribute keys for the Model Context Protocol. The mcp package does not
@@ -64,15 +66,19 @@ const (
 )
 
 // SetAttrs adds attributes to the log line that [RequestLogger] writes for
-// the request that ctx belongs to. It is safe to call from any goroutine
-// while the request is being served, unlike httplog's own SetAttrs, which
-// appends to a shared slice without a lock (a data race as soon as a tool
-// runs on its own goroutine).
+// the request that ctx belongs to, after httplog's fields, where httplog
+// puts the attributes of its own SetAttrs. It takes the place of
+// httplog.SetAttrs, which does nothing under RequestLogger, and unlike it
+// is safe to call from any goroutine while the request is being served
+// (httplog's appends to a shared slice without a lock: a data race as soon
+// as a tool runs on its own goroutine).
 //
 // A later value for a key replaces an earlier one, so the line never carries
-// a key twice. Attributes set after the handler has returned are dropped:
-// the line is written then. Without [RequestLogger] in the chain SetAttrs does
-// nothing, so a library may call it unconditionally.
+// a key twice, and a value set here replaces the one RequestLogger derives
+// from the request under the same key. Attributes set after the handler has
+// returned are dropped: the line is written then. Without [RequestLogger]
+// in the chain SetAttrs does nothing, so a library may call it
+// unconditionally.
 //
 // SetAttrs has the shape of the mcp package's log hook, an option of type
 // func(context.Context, ...slog.Attr): the application sets that option to
@@ -84,6 +90,23 @@ func SetAttrs(ctx context.Context, attrs ...slog.Attr) {
 	if st := stateFrom(ctx); st != nil {
 		st.bag.set(attrs...)
 	}
+}
+
+// SetError adds err to the log line of the request that ctx belongs to and
+// returns err, so that a handler can end with return SetError(ctx, err). It
+// takes the place of httplog.SetError, which does nothing under
+// [RequestLogger], and writes the same attribute: err under the key
+// [httplog.ErrorKey], which the schema's ReplaceAttr, given to the slog
+// handler, renames to the schema's error field (error.message in ECS).
+// Without that ReplaceAttr the key stays "error".
+//
+// A nil err adds nothing. Like [SetAttrs] it is safe from any goroutine,
+// and a later error replaces an earlier one.
+func SetError(ctx context.Context, err error) error {
+	if err != nil {
+		SetAttrs(ctx, slog.Any(httplog.ErrorKey, err))
+	}
+	return err
 }
 
 // attrBag is the mutex-guarded attribute set behind SetAttrs. Keys are

@@ -55,11 +55,13 @@
 //
 // # Logging and MCP attributes
 //
-// [RequestLogger] is httplog v3 with its pitfalls closed: query values,
-// credentials and the Referer's query are redacted (the handler still sees
-// them), 429 is Warn, an event stream is logged once when it is accepted
-// and once when it ends (with duration and bytes), its body is never
-// copied, and [SetAttrs] adds attributes from any goroutine.
+// [RequestLogger] writes httplog v3's request line with its pitfalls
+// closed: query values, credentials and the Referer's query are redacted
+// (the handler still sees them), 429 is Warn, an event stream is logged
+// once when it is accepted and once when it ends (with duration and
+// bytes), its body is never copied, and [SetAttrs] and [SetError] add
+// attributes from any goroutine. They replace httplog.SetAttrs and
+// httplog.SetError, which do nothing under RequestLogger.
 //
 // The mcp package does not import this package. It takes a hook of type
 // func(context.Context, ...slog.Attr); set it to [SetAttrs]. The attribute

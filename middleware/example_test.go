@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
 	"github.com/saguaro-go/saguaro/middleware"
 )
 
@@ -81,6 +83,32 @@ func ExampleSetAttrs() {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
 	// Output:
 	// level=INFO mcp.method=tools/call mcp.id=7 mcp.error_code=-32602
+}
+
+// SetError puts a handler's error on the request's line, in the place of
+// httplog.SetError, which does nothing under RequestLogger. The schema's
+// ReplaceAttr names it as the schema does: error.message in ECS.
+func ExampleSetError() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			a = httplog.SchemaECS.ReplaceAttr(groups, a)
+			if a.Key != "log.level" && a.Key != "http.response.status_code" && a.Key != "error.message" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	find := func(ctx context.Context, id string) error {
+		return middleware.SetError(ctx, fmt.Errorf("no tool %q", id))
+	}
+	h := middleware.RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := find(r.Context(), "get_weather"); err != nil {
+			http.Error(w, "not found", http.StatusNotFound)
+		}
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	// Output:
+	// log.level=WARN http.response.status_code=404 error.message="no tool \"get_weather\""
 }
 
 // A server on loopback refuses foreign Host headers (DNS rebinding) and

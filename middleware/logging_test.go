@@ -2,13 +2,13 @@ package middleware
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -227,6 +227,33 @@ func TestSetAttrs_FromManyGoroutines(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(sink.String(), `"mcp.tool"`), "a key appears once")
 }
 
+// TestSetAttrs_ManyAttributes sets more attributes than the line's buffer
+// holds, so that the line moves to the heap while SetAttrs's are added.
+func TestSetAttrs_ManyAttributes(t *testing.T) {
+	t.Parallel()
+	const n = 60
+	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		for i := range n {
+			SetAttrs(r.Context(), slog.Int(fmt.Sprintf("app.k%02d", i), i))
+		}
+		SetAttrs(r.Context(), slog.Int("app.k00", -1), slog.String(MCPMethodKey, "tools/call"))
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader("{}"))
+	req.Header.Set("Mcp-Method", "initialize")
+	res, _ := do(t, req)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	l := sink.waitLines(t, 1)[0]
+	assert.Equal(t, float64(-1), l["app.k00"], "the later value")
+	for i := 1; i < n; i++ {
+		assert.Equal(t, float64(i), l[fmt.Sprintf("app.k%02d", i)])
+	}
+	assert.Equal(t, "tools/call", l[MCPMethodKey], "SetAttrs replaces the header's value")
+	out := sink.String()
+	assert.Equal(t, 1, strings.Count(out, `"app.k00"`))
+	assert.Equal(t, 1, strings.Count(out, `"mcp.method"`))
+	assert.Equal(t, n, strings.Count(out, `"app.k`), "every key once")
+}
+
 func TestSetAttrs_AfterHandlerReturnedIsDropped(t *testing.T) {
 	t.Parallel()
 	late := make(chan struct{})
@@ -439,62 +466,37 @@ func TestRequestLogger_PanicsOnBadOptions(t *testing.T) {
 	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogBodyMaxLen: -1}) })
 }
 
-func BenchmarkRequestLogger(b *testing.B) {
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		SetAttrs(r.Context(), slog.String(MCPToolKey, "echo"))
-		w.WriteHeader(http.StatusOK)
-	}))
-	for _, bc := range []struct {
-		name   string
-		target string
-		auth   bool
-	}{{"plain", "/mcp", false}, {"query+auth", "/mcp?access_token=x&cursor=y", true}} {
-		b.Run(bc.name, func(b *testing.B) {
-			req := httptest.NewRequest(http.MethodPost, bc.target, nil)
-			req.Header.Set("Mcp-Method", "tools/call")
-			if bc.auth {
-				req.Header.Set("Authorization", "Bearer t")
-			}
-			w := httptest.NewRecorder()
-			b.ReportAllocs()
-			for b.Loop() {
-				h.ServeHTTP(w, req)
-			}
-		})
-	}
-}
-
-func TestURLStringMatchesString(t *testing.T) {
+// TestRequestLogger_HTTPLogSetAttrsDoNothing pins down what httplog's
+// SetAttrs and SetError do under the preset: nothing, without a panic. Its
+// own SetAttrs and SetError take their place, with the same arguments and
+// the same attributes on the line.
+func TestRequestLogger_HTTPLogSetAttrsDoNothing(t *testing.T) {
 	t.Parallel()
-	for _, raw := range []string{"/mcp", "/a%2Fb", "/a b", "/é", "/x?q=1", "//double", "/p#f", "/a:b/c", "/%7Euser", "*", "http://h/p"} {
-		u, err := url.Parse(raw)
-		if err != nil {
-			continue
-		}
-		assert.Equal(t, u.String(), urlString(u), raw)
-	}
-	for _, uri := range []string{"/mcp", "/a%2Fb", "//double/x", "/%7Euser/x"} {
-		u, err := url.ParseRequestURI(uri)
-		require.NoError(t, err)
-		assert.Equal(t, u.String(), urlString(u), uri)
-	}
-}
-
-func TestRequestLogger_HTTPLogSetAttrsStillReachTheLine(t *testing.T) {
-	t.Parallel()
-	require.NotNil(t, httplogAttrsKey)
+	returned := make(chan error, 1)
 	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		httplog.SetAttrs(r.Context(), slog.String("app.user", "ann"))
-		_ = httplog.SetError(r.Context(), errors.New("boom"))
-		SetAttrs(r.Context(), slog.String(MCPMethodKey, "tools/call"))
+		httplog.SetAttrs(r.Context(), slog.String("httplog.user", "ann"))
+		_ = httplog.SetError(r.Context(), errors.New("httplog boom"))
+		SetAttrs(r.Context(), slog.String("app.user", "bob"))
+		err := errors.New("first")
+		returned <- SetError(r.Context(), err)
+		_ = SetError(r.Context(), nil)
+		_ = SetError(r.Context(), fmt.Errorf("quota: %w", err))
 	})
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/x", strings.NewReader("{}"))
 	do(t, req)
 	l := sink.waitLines(t, 1)[0]
-	assert.Equal(t, "ann", l["app.user"])
-	assert.Equal(t, "boom", l[httplog.SchemaECS.ErrorMessage], "httplog.SetError, under the schema's error field")
-	assert.Equal(t, "tools/call", l[MCPMethodKey])
+	assert.NotContains(t, l, "httplog.user")
+	assert.NotContains(t, sink.String(), "httplog boom")
+	assert.Equal(t, "bob", l["app.user"])
+	assert.Equal(t, "quota: first", l[httplog.SchemaECS.ErrorMessage], "the later error, under the schema's error field")
+	assert.EqualError(t, <-returned, "first", "SetError returns its error")
+}
+
+func TestSetError_WithoutPresetReturnsTheError(t *testing.T) {
+	t.Parallel()
+	err := errors.New("boom")
+	assert.Same(t, err, SetError(context.Background(), err))
+	assert.NoError(t, SetError(context.Background(), nil))
 }
 
 func TestRequestLogger_LineHasASource(t *testing.T) {

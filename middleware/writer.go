@@ -2,15 +2,18 @@ package middleware
 
 import (
 	"bufio"
+	"mime"
 	"net"
 	"net/http"
+	"strings"
 
 	chimw "github.com/go-chi/chi/v5/middleware"
 )
 
-// streamWriter sits between the handler and httplog's writer. It notices
-// the moment the response header is committed: if the response is an event
-// stream, it stops httplog's body copy and reports the start.
+// streamWriter sits between the handler and the logger's writer. It
+// notices the moment the response header is committed: if the response is
+// an event stream, it stops the logger's copy of the body and reports the
+// start.
 //
 // It is transparent: Unwrap reaches the writer below (so
 // http.NewResponseController finds deadlines and full duplex), Flush and
@@ -18,9 +21,8 @@ import (
 // bottom, so a flush error survives (chi's wrapper swallows it).
 type streamWriter struct {
 	http.ResponseWriter
-	ww          chimw.WrapResponseWriter // httplog's writer, nil if unknown
-	onStream    func(status int)
-	starter     interface{ streamStarted(status int) } // instead of onStream, without a closure
+	ww          chimw.WrapResponseWriter // the logger's writer, whose copy of the body stops
+	starter     interface{ streamStarted(status int) }
 	committed   bool
 	wroteHeader bool
 }
@@ -29,14 +31,6 @@ type streamWriter struct {
 // only then does it claim http.Hijacker.
 type hijackStreamWriter struct {
 	*streamWriter
-}
-
-func newStreamWriter(w http.ResponseWriter, ww chimw.WrapResponseWriter, onStream func(status int)) http.ResponseWriter {
-	sw := &streamWriter{ResponseWriter: w, ww: ww, onStream: onStream}
-	if _, ok := w.(http.Hijacker); ok {
-		return hijackStreamWriter{sw}
-	}
-	return sw
 }
 
 // commit runs once, when the final header is about to leave.
@@ -48,15 +42,8 @@ func (w *streamWriter) commit(status int) {
 	if status < 200 || status > 299 || !isEventStream(w.Header().Get("Content-Type")) {
 		return
 	}
-	if w.ww != nil {
-		w.ww.Tee(nil) // never copy a stream into the log buffer
-	}
-	if w.onStream != nil {
-		w.onStream(status)
-	}
-	if w.starter != nil {
-		w.starter.streamStarted(status)
-	}
+	w.ww.Tee(nil) // never copy a stream into the log buffer
+	w.starter.streamStarted(status)
 }
 
 func (w *streamWriter) WriteHeader(code int) {
@@ -97,4 +84,15 @@ func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w hijackStreamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.committed = true
 	return w.ResponseWriter.(http.Hijacker).Hijack()
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(contentType string) bool {
+	// Parse only what can be an event stream: every response passes here.
+	base, _, _ := strings.Cut(contentType, ";")
+	if !strings.EqualFold(strings.TrimSpace(base), "text/event-stream") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "text/event-stream"
 }

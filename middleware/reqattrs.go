@@ -1,0 +1,92 @@
+package middleware
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	chimw "github.com/go-chi/chi/v5/middleware"
+)
+
+// Request and response headers that RequestLogger turns into attributes.
+const (
+	hdrSessionID       = "Mcp-Session-Id"
+	hdrProtocolVersion = "Mcp-Protocol-Version"
+	hdrMethod          = "Mcp-Method"
+	hdrName            = "Mcp-Name"
+	maxHeaderAttrLen   = 256
+)
+
+// requestAttrs derives attributes from the request: MCP headers, chi's
+// request id and the resolved client IP.
+func requestAttrs(r *http.Request, attrs []slog.Attr) []slog.Attr {
+	add := func(key, v string) {
+		if v == "" {
+			return
+		}
+		if len(v) > maxHeaderAttrLen {
+			v = v[:maxHeaderAttrLen] + "…"
+		}
+		attrs = append(attrs, slog.String(key, v))
+	}
+	add(MCPSessionKey, r.Header.Get(hdrSessionID))
+	add(MCPRevisionKey, r.Header.Get(hdrProtocolVersion))
+	add(MCPMethodKey, r.Header.Get(hdrMethod))
+	name := r.Header.Get(hdrName)
+	if base, query, ok := strings.Cut(name, "?"); ok { // a resource URI may carry a query
+		name = base + "?" + redactQuery(query, nil)
+	}
+	add(MCPNameKey, name)
+	add(RequestIDLogKey, chimw.GetReqID(r.Context()))
+	add(ClientIPLogKey, chimw.GetClientIP(r.Context()))
+	return attrs
+}
+
+// appendOwnAttrs appends the preset's attributes after httplog's fields:
+// those derived from the request, the session id an initialize response
+// hands out, the end of a stream, then bag, the attributes of SetAttrs,
+// which replace those before them under the same key.
+func (st *reqState) appendOwnAttrs(line []slog.Attr, bag []slog.Attr) []slog.Attr {
+	k := len(line)
+	line = append(line, st.reqAttrs...)
+	line = appendResponseAttrs(line, st.ww.Header(), st.sessionFromReq)
+	if st.stream.Load() {
+		line = append(line, slog.String(StreamLogKey, "end"))
+	}
+next:
+	for _, a := range bag {
+		for i := k; i < len(line); i++ {
+			if line[i].Key == a.Key {
+				line[i] = a
+				continue next
+			}
+		}
+		line = append(line, a) // may move line to the heap: it is full
+	}
+	return line
+}
+
+// appendResponseAttrs appends the session id an initialize response hands
+// out.
+func appendResponseAttrs(attrs []slog.Attr, h http.Header, sessionFromReq bool) []slog.Attr {
+	if sessionFromReq {
+		return attrs
+	}
+	v := h.Get(hdrSessionID)
+	if v == "" {
+		return attrs
+	}
+	if len(v) > maxHeaderAttrLen {
+		v = v[:maxHeaderAttrLen] + "…"
+	}
+	return append(attrs, slog.String(MCPSessionKey, v))
+}
+
+func findAttr(attrs []slog.Attr, key string) (slog.Attr, bool) {
+	for _, a := range attrs {
+		if a.Key == key {
+			return a, true
+		}
+	}
+	return slog.Attr{}, false
+}
