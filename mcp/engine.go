@@ -383,7 +383,7 @@ func (e *engine) initialize(ctx context.Context, call *protocol.Call, _ Revision
 	if perr != nil {
 		return protocol.Reply{State: state, Err: perr}
 	}
-	rev := Negotiate(p.ProtocolVersion)
+	rev := negotiate(p.ProtocolVersion)
 	req := &InitializeRequest{Params: p}
 	e.fill(&req.Request, call, rev, meta)
 	req.Client = &req.Params.Capabilities

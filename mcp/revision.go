@@ -18,10 +18,6 @@ const (
 	revEnd      = Revision(protocol.RevEnd)
 )
 
-// LatestLegacy is the newest revision that uses initialize; it is offered
-// to a client that asks for a revision this server does not speak.
-const LatestLegacy = Rev20251125
-
 // ParseRevision maps a protocol version string ("2025-06-18") to a
 // Revision; false for a version this package does not serve.
 func ParseRevision(s string) (Revision, bool) {
@@ -40,6 +36,7 @@ func (r Revision) Legacy() bool { return protocol.Revision(r).Legacy() }
 // orDefault maps the zero Revision to Rev20250326.
 func (r Revision) orDefault() Revision { return Revision(protocol.Revision(r).OrDefault()) }
 
-// Negotiate answers a client's initialize protocolVersion: the same
-// revision when it is a legacy one this server speaks, else LatestLegacy.
-func Negotiate(requested string) Revision { return Revision(protocol.Negotiate(requested)) }
+// negotiate answers a client's initialize protocolVersion: the same
+// revision when it is one with sessions that this server speaks, else
+// 2025-11-25.
+func negotiate(requested string) Revision { return Revision(protocol.Negotiate(requested)) }
