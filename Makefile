@@ -14,7 +14,7 @@ vet:
 	$(GO) vet $(PKGS)
 
 # A redis-server binary for the Redis-backed tests, which start throwaway
-# servers of their own (internal/redistest): .ci/redis.sh installs Debian's
+# servers of their own (mcpredis/redistest): .ci/redis.sh installs Debian's
 # package where it is missing; quiet and instant where it is there.
 redis:
 	@.ci/redis.sh

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saguaro-go/saguaro/internal/redistest"
+	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 )
 
 // The cluster tests run the fixture as separate replica processes sharing
