@@ -1,17 +1,40 @@
 # saguaro: every test behind one command (`make test`).
+#
+# The repository holds five Go modules: the core library (the root: no
+# Redis client among its dependencies, so it builds with Go 1.25), mcpredis
+# (the cluster on go-redis, which asks for Go 1.26, and its test helper
+# mcpredis/redistest), example_app (the example app, the conformance
+# fixture and the round-robin balancer; it imports mcpredis), and interop/
+# and bench/ (the peer SDKs, kept out of the library's dependencies). A
+# module that uses another replaces it with its folder in its go.mod, so a
+# fresh clone needs no go.work.
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: test fmt-check vet redis unit interop tools conformance conformance-alpha conformance-cluster conformance-alpha-cluster bench bench-cluster
+# The oldest Go the core module supports (its go.mod's go line).
+GO_FLOOR ?= go1.25.0
 
-test: fmt-check vet unit interop conformance conformance-alpha conformance-cluster conformance-alpha-cluster
+.PHONY: test fmt-check vet go-floor redis unit interop tools conformance conformance-alpha conformance-cluster conformance-alpha-cluster bench bench-cluster
+
+test: fmt-check vet go-floor unit interop conformance conformance-alpha conformance-cluster conformance-alpha-cluster
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# go vet in each library module (interop and bench vet their own).
 vet:
 	$(GO) vet $(PKGS)
+	cd mcpredis && $(GO) vet ./...
+	cd example_app && $(GO) vet ./...
+
+# The core module's floor, proved with that Go itself: the $(GO_FLOOR)
+# toolchain (fetched once from the Go module proxy into the module cache)
+# builds and vets every package of the core, tests included. GOWORK=off: a
+# go.work above the repository must not change what is proved.
+go-floor:
+	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) version
+	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) build ./... && GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) vet ./...
 
 # A redis-server binary for the Redis-backed tests, which start throwaway
 # servers of their own (mcpredis/redistest): .ci/redis.sh installs Debian's
@@ -21,6 +44,8 @@ redis:
 
 unit: redis
 	$(GO) test -race -count=1 $(PKGS)
+	cd mcpredis && $(GO) test -race -count=1 ./...
+	cd example_app && $(GO) test -race -count=1 ./...
 
 # The peer SDKs' clients (go-sdk, mcp-go) against the conformance fixture:
 # a module of its own, so the library never depends on them.

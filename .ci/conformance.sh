@@ -10,9 +10,10 @@
 #   CMD      the fixture server. The words {addr} and {port} in it are replaced by
 #            127.0.0.1:PORT and PORT; CONFORMANCE_ADDR / CONFORMANCE_PORT are also
 #            exported to it. Example:
-#              .ci/conformance.sh alpha -- go run ./example_app/conformance -addr {addr}
-#            Default: `go build -o .tools/bin/conformance-fixture ./example_app/conformance`
-#            then `.tools/bin/conformance-fixture -addr 127.0.0.1:PORT`.
+#              .ci/conformance.sh alpha -- go run -C example_app ./conformance -addr {addr}
+#            Default: `go build -C example_app -o .tools/bin/conformance-fixture ./conformance`
+#            (example_app is a module of its own), then
+#            `.tools/bin/conformance-fixture -addr 127.0.0.1:PORT`.
 #
 # Cluster runs: CONFORMANCE_REPLICAS=3 .ci/conformance.sh VERSION runs the same suite,
 # against the same baseline, through a round-robin proxy in front of 3 replicas sharing
@@ -78,6 +79,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 TOOLS_DIR=${SAGUARO_TOOLS_DIR:-$ROOT/.tools}
+# Absolute: the fixture is built with `go build -C example_app`.
+case "$TOOLS_DIR" in /*) ;; *) TOOLS_DIR=$ROOT/$TOOLS_DIR ;; esac
 GO=${GO:-go}
 
 say() { echo "conformance: $*"; }
@@ -159,12 +162,12 @@ if [ "${#fixture_cmd[@]}" -eq 0 ]; then
 	# against the startup timeout.
 	mkdir -p "$TOOLS_DIR/bin"
 	bin="$TOOLS_DIR/bin/conformance-fixture"
-	say "building ./example_app/conformance -> $bin"
+	say "building ./example_app/conformance (module example_app) -> $bin"
 	# Build to a private name then rename: parallel runs (make -j) never see a
 	# half-written binary.
-	"$GO" build -o "$bin.$$" ./example_app/conformance || {
+	"$GO" build -C "$ROOT/example_app" -o "$bin.$$" ./conformance || {
 		rm -f "$bin.$$"
-		die "go build ./example_app/conformance failed"
+		die "go build -C example_app ./conformance failed"
 	}
 	mv -f "$bin.$$" "$bin"
 	fixture_cmd=("$bin" -addr "{addr}")
