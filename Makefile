@@ -14,9 +14,13 @@ PKGS    ?= ./...
 # The oldest Go the core module supports (its go.mod's go line).
 GO_FLOOR ?= go1.25.0
 
-.PHONY: test fmt-check vet go-floor redis unit interop tools conformance conformance-alpha conformance-cluster conformance-alpha-cluster bench bench-cluster
+# The modules staticcheck reads: the library's, and interop's tests.
+LINT_MODULES ?= . mcpredis example_app interop
 
-test: fmt-check vet go-floor unit interop conformance conformance-alpha conformance-cluster conformance-alpha-cluster
+.PHONY: test fmt-check vet go-floor staticcheck redis unit interop tools conformance conformance-alpha conformance-cluster conformance-alpha-cluster bench bench-cluster
+
+# staticcheck comes last: a lint finding must not hide the tests' verdict.
+test: fmt-check vet go-floor unit interop conformance conformance-alpha conformance-cluster conformance-alpha-cluster staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,6 +39,16 @@ vet:
 go-floor:
 	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) version
 	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) build ./... && GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) vet ./...
+
+# staticcheck over every package of $(LINT_MODULES), at the version pinned
+# in .ci/staticcheck.sh, which installs it into .tools/ (go install with
+# GOBIN). Every module is checked even when one has findings.
+staticcheck:
+	@sc="$$(.ci/staticcheck.sh)" || exit 1; rc=0; \
+	for m in $(LINT_MODULES); do \
+		echo "cd $$m && staticcheck ./..."; \
+		(cd $$m && "$$sc" ./...) || rc=1; \
+	done; exit $$rc
 
 # A redis-server binary for the Redis-backed tests, which start throwaway
 # servers of their own (mcpredis/redistest): .ci/redis.sh installs Debian's
@@ -57,9 +71,10 @@ interop: redis
 	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # Node 22 and the pinned conformance suites, installed into .tools/ from the
-# committed lock files in .ci/npm/.
+# committed lock files in .ci/npm/, and the pinned staticcheck.
 tools:
 	.ci/tools.sh
+	.ci/staticcheck.sh >/dev/null
 
 # The official MCP conformance suite against the fixture server
 # (example_app/conformance); fails on any failure or warning not listed in

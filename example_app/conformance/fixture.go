@@ -74,6 +74,7 @@ func addTools(srv *mcp.Server) {
 
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_error_handling", Description: "Always fails, as a tool result"},
 		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, error) {
+			//lint:ignore ST1005 the conformance suite specifies this text, capital letter and all
 			return nil, fmt.Errorf("This tool intentionally returns an error for testing")
 		}))
 
