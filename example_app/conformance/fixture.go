@@ -156,7 +156,16 @@ func addTools(srv *mcp.Server) {
 	must(srv.AddToolRaw(&mcp.Tool{
 		Name:        "json_schema_2020_12_tool",
 		Description: "A tool whose input schema uses JSON Schema 2020-12 features",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`),
+		// The schema the json-schema-2020-12 scenario specifies: $schema,
+		// $defs and additionalProperties (SEP-1613), and an $anchor in
+		// $defs, allOf/anyOf and if/then/else (SEP-2106, checked at
+		// 2026-07-28), all of which must reach tools/list unchanged.
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+			`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+			`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
+			`"additionalProperties":false}`),
 	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.Text("Received: " + string(req.Arguments))}}, nil
 	}))
