@@ -40,14 +40,17 @@ func must(err error) {
 
 // newFixture registers what the conformance scenarios call. Registration
 // errors are programming errors here, so they panic at start-up. opts is
-// nil for one process; replicas pass the shared CursorKey.
-func newFixture(logger *slog.Logger, opts *mcp.ServerOptions) *mcp.Server {
+// nil for one process; replicas pass the shared CursorKey. dyn is where
+// the list-changed hooks keep their state (see dynamic); newFixture sets
+// its server.
+func newFixture(logger *slog.Logger, opts *mcp.ServerOptions, dyn *dynamic) *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-conformance", Version: "0.1.0"}, opts)
+	dyn.srv = srv
 	addTools(srv)
 	addResources(srv)
 	addPrompts(srv)
 	addInteropTools(srv)
-	addModern(srv)
+	addModern(srv, dyn)
 	_ = logger
 	return srv
 }

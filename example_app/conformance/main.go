@@ -214,8 +214,9 @@ func deletePrefix(rdb *redis.Client, prefix string) {
 }
 
 // handler is the fixture's router: the MCP endpoint at /mcp. With cl,
-// the endpoint shares its sessions with the other replicas, and the
-// server's cursors and the requestState are sealed with the shared keys.
+// the endpoint shares its sessions with the other replicas, the server's
+// cursors and the requestState are sealed with the shared keys, and the
+// list-changed hooks' state is shared too (dynamic).
 func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 	opts := &mcp.Options{
 		Sessions: &mcp.SessionOptions{IdleTimeout: 5 * time.Minute},
@@ -223,15 +224,21 @@ func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 		Logger:   logger,
 	}
 	var srvOpts *mcp.ServerOptions
+	dyn := &dynamic{logger: logger}
 	if cl != nil {
 		srvOpts = &mcp.ServerOptions{CursorKey: cl.cursorKey}
 		opts.Cluster = cl.cl
 		opts.StateKeys = [][]byte{cl.stateKey}
+		dyn.shared, dyn.key = cl.rdb, cl.prefix+"fixture:dynamic"
 	}
-	opts.Handler = newFixture(logger, srvOpts)
+	opts.Handler = newFixture(logger, srvOpts, dyn)
 	ep := mcp.Controller(opts)
 	r := chi.NewRouter()
-	r.Mount("/mcp", ep)
+	if cl != nil {
+		r.With(dyn.middleware).Mount("/mcp", ep)
+	} else {
+		r.Mount("/mcp", ep)
+	}
 	return r, ep
 }
 
