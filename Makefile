@@ -109,8 +109,9 @@ conformance-alpha-cluster: redis
 # _meta. --suite all runs each scenario at one wire only, so passing it
 # says nothing about the other. The suite's own exit status counts only
 # the scored scenarios; .ci/conformance.sh fails on a failure or warning in
-# any of them. Baselines .ci/conformance-REVISION-expected-failures.yml
-# (empty). One process, then the three replicas on Redis.
+# any scenario that ran, scored or not. Baselines
+# .ci/conformance-REVISION-expected-failures.yml (empty). One process,
+# then three replicas on Redis as above.
 conformance-revisions: $(REVISIONS:%=conformance-%)
 conformance-revisions-cluster: $(REVISIONS:%=conformance-%-cluster)
 
@@ -126,8 +127,8 @@ $(REVISIONS:%=conformance-%-cluster): conformance-%-cluster: redis
 bench:
 	$(MAKE) -C bench bench
 
-# The cluster benchmark (issue 9): one process in memory, one replica on
-# Redis, three behind a round-robin proxy, and what a relayed call costs;
-# writes bench/RESULTS-cluster.md in about two minutes.
+# The cluster benchmark: one process in memory, one replica on Redis,
+# three behind a round-robin proxy, and what a relayed call costs; writes
+# bench/RESULTS-cluster.md in about two minutes.
 bench-cluster:
 	$(MAKE) -C bench cluster

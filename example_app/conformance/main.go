@@ -3,7 +3,7 @@
 // (@modelcontextprotocol/conformance) calls, unauthenticated, with
 // sessions, at http://ADDR/mcp.
 //
-//	go run ./example_app/conformance -addr 127.0.0.1:3001
+//	go run -C example_app ./conformance -addr 127.0.0.1:3001
 //	npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3001/mcp --suite all
 //
 // make test runs exactly that (see .ci/conformance.sh).
