@@ -17,10 +17,17 @@
 // "passed" only if it has results with no FAILURE and no WARNING check, the same
 // rule the suite's baseline mode applies.
 //
-// Exit: 0 when the results are consistent, 2 when something the suite itself
-// does not catch is wrong (a scenario without results, a baseline entry naming a
-// scenario that does not exist: the suite silently ignores those, so a typo
-// would hide a regression). The suite's own exit code is handled by the caller.
+// It also judges every scenario itself, where the suite may not: with
+// --requirements the suite's exit status counts only the scenarios the
+// revision scores, and runs the others (pending, extension, added after the
+// release) for show. Here a failure is a failure whichever list it is on.
+//
+// Exit: 0 when every scenario of RUN_LIST passed or failed as the baseline
+// expects; 1 when a scenario failed outside the baseline, or a baseline entry
+// now passes (stale); 2 when something the suite itself does not catch is
+// wrong (a scenario without results, a baseline entry naming a scenario that
+// does not exist: the suite silently ignores those, so a typo would hide a
+// regression). The suite's own exit code is handled by the caller too.
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -79,6 +86,7 @@ for (const d of dirs) {
 let passed = 0;
 let failed = 0;
 let expected = 0;
+let stale = 0;
 const lines = [];
 for (const scen of wanted) {
   const f = results.get(scen);
@@ -98,8 +106,22 @@ for (const scen of wanted) {
     continue;
   }
   const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+  // Stale entries: the scenario passed, or a named check ran and never failed.
+  for (const entry of baseline.checks) {
+    if (!entry.startsWith(`${scen}:`)) continue;
+    const id = entry.slice(scen.length + 1);
+    const runs = checks.filter((c) => c.id === id);
+    if (runs.length > 0 && runs.every((c) => c.status !== 'FAILURE' && c.status !== 'WARNING')) {
+      stale++;
+      lines.push(`STALE ${entry}: the check passes now; remove it from ${baselinePath.replace(/^.*\/(\.ci\/)/, '$1')}`);
+    }
+  }
   if (bad.length === 0) {
     passed++;
+    if (baseline.scenarios.has(scen)) {
+      stale++;
+      lines.push(`STALE ${scen}: the scenario passes now; remove it from ${baselinePath.replace(/^.*\/(\.ci\/)/, '$1')}`);
+    }
     continue;
   }
   failed++;
@@ -119,4 +141,4 @@ console.log(
 );
 // Closing line in the plain 'N passed, N failed' shape, one word before the colon.
 console.log(`${label}: ${passed} passed, ${failed} failed`);
-process.exit(problems > 0 ? 2 : 0);
+process.exit(problems > 0 ? 2 : failed - expected > 0 || stale > 0 ? 1 : 0);

@@ -10,9 +10,10 @@
 #   CMD      the fixture server. The words {addr} and {port} in it are replaced by
 #            127.0.0.1:PORT and PORT; CONFORMANCE_ADDR / CONFORMANCE_PORT are also
 #            exported to it. Example:
-#              .ci/conformance.sh alpha -- go run ./example_app/conformance -addr {addr}
-#            Default: `go build -o .tools/bin/conformance-fixture ./example_app/conformance`
-#            then `.tools/bin/conformance-fixture -addr 127.0.0.1:PORT`.
+#              .ci/conformance.sh alpha -- go run -C example_app ./conformance -addr {addr}
+#            Default: `go build -C example_app -o .tools/bin/conformance-fixture ./conformance`
+#            (example_app is a module of its own), then
+#            `.tools/bin/conformance-fixture -addr 127.0.0.1:PORT`.
 #
 # Cluster runs: CONFORMANCE_REPLICAS=3 .ci/conformance.sh VERSION runs the same suite,
 # against the same baseline, through a round-robin proxy in front of 3 replicas sharing
@@ -30,6 +31,17 @@
 #                                stopped on every exit path. The fixture writes its keys
 #                                under a random prefix of its own and deletes them at exit.
 #   CONFORMANCE_SUITE            --suite value: all (default) | active | pending (alpha also: draft)
+#   CONFORMANCE_REQUIREMENTS     alpha only: a spec revision (2025-11-25 | 2026-07-28). Runs
+#                                `server --requirements REVISION` instead of --suite: exactly
+#                                the scenarios that revision requires, plus the ones it runs
+#                                without scoring (pending, extension, added after release),
+#                                every one AT THAT REVISION'S WIRE (2025-11-25: stateful,
+#                                initialize handshake; 2026-07-28: stateless, per-request
+#                                _meta), where --suite runs each scenario at its own default.
+#                                The suite's exit status counts only the scored scenarios;
+#                                this script judges every scenario that ran, not-scored ones
+#                                included. Output folder artifacts/conformance-REVISION
+#                                (-cluster), baseline .ci/conformance-REVISION-expected-failures.yml.
 #   CONFORMANCE_BASELINE         expected-failures file
 #                                (default .ci/conformance-VERSION-expected-failures.yml)
 #   CONFORMANCE_OUT              output folder (default artifacts/conformance-VERSION, or
@@ -78,6 +90,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 TOOLS_DIR=${SAGUARO_TOOLS_DIR:-$ROOT/.tools}
+# Absolute: the fixture is built with `go build -C example_app`.
+case "$TOOLS_DIR" in /*) ;; *) TOOLS_DIR=$ROOT/$TOOLS_DIR ;; esac
 GO=${GO:-go}
 
 say() { echo "conformance: $*"; }
@@ -115,11 +129,24 @@ esac
 # RUN_LABEL names this run's output; LABEL stays the suite's (tools.sh installs
 # the suite under it). A cluster run uses the same baseline: everything that
 # passes against one process must pass through the cluster too.
-RUN_LABEL=$LABEL
-if [ "$REPLICAS" -gt 1 ]; then RUN_LABEL=$LABEL-cluster; fi
+REQUIREMENTS=${CONFORMANCE_REQUIREMENTS:-}
+if [ -n "$REQUIREMENTS" ]; then
+	[ "$VERSION" = alpha ] || die "CONFORMANCE_REQUIREMENTS needs the alpha suite (0.1.16 has no --requirements)"
+	[ -z "${CONFORMANCE_SUITE:-}" ] || die "CONFORMANCE_REQUIREMENTS and CONFORMANCE_SUITE exclude each other"
+	case "$REQUIREMENTS" in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]) ;;
+	*) die "CONFORMANCE_REQUIREMENTS must be a revision such as 2026-07-28, got '$REQUIREMENTS'" ;;
+	esac
+	RUN_LABEL=conformance-$REQUIREMENTS
+	DEFAULT_BASELINE=$ROOT/.ci/conformance-$REQUIREMENTS-expected-failures.yml
+else
+	RUN_LABEL=$LABEL
+	DEFAULT_BASELINE=$ROOT/.ci/conformance-$VERSION-expected-failures.yml
+fi
+if [ "$REPLICAS" -gt 1 ]; then RUN_LABEL=$RUN_LABEL-cluster; fi
 
 SUITE=${CONFORMANCE_SUITE:-all}
-BASELINE=${CONFORMANCE_BASELINE:-$ROOT/.ci/conformance-$VERSION-expected-failures.yml}
+BASELINE=${CONFORMANCE_BASELINE:-$DEFAULT_BASELINE}
 OUT=${CONFORMANCE_OUT:-$ROOT/artifacts/$RUN_LABEL}
 MCP_PATH=${CONFORMANCE_MCP_PATH:-/mcp}
 STARTUP_TIMEOUT=${CONFORMANCE_STARTUP_TIMEOUT:-60}
@@ -139,7 +166,8 @@ SUITE_JS="$SUITE_DIR/dist/index.js"
 # --- output folder -------------------------------------------------------------
 # Only our own sub-paths are removed: stale checks.json would corrupt the counts.
 mkdir -p "$OUT"
-rm -rf "$OUT/results" "$OUT/suite.log" "$OUT/fixture.log" "$OUT/scenarios.txt" "$OUT/redis.log"
+rm -rf "$OUT/results" "$OUT/suite.log" "$OUT/fixture.log" "$OUT/scenarios.txt" "$OUT/redis.log" \
+	"$OUT/requirements.txt" "$OUT/run-scenarios.txt" "$OUT/not-scored.txt"
 mkdir -p "$OUT/results"
 
 # The scenarios this run should produce, from the suite itself (`list` prints
@@ -152,6 +180,35 @@ mkdir -p "$OUT/results"
 sed -n 's/^  - \([^ ]*\).*/\1/p' "$OUT/list.txt" >"$OUT/all-scenarios.txt"
 [ -s "$OUT/all-scenarios.txt" ] || die "could not read the scenario list from $OUT/list.txt"
 
+# A requirement set's run: the server scenarios it requires, then those it
+# runs without scoring ("    - name [server]" under "reason (n):"), as
+# `list --requirements` prints them; the suite drops not-scored ones this
+# build does not have, and so do we.
+RUN_LIST=$OUT/all-scenarios.txt
+if [ -n "$REQUIREMENTS" ]; then
+	"$NODE" "$SUITE_JS" list --requirements "$REQUIREMENTS" >"$OUT/requirements.txt" 2>&1 || {
+		cat "$OUT/requirements.txt" >&2
+		die "'$SUITE_JS list --requirements $REQUIREMENTS' failed (known revisions: see 'list --help')"
+	}
+	awk '
+		/^Server scenarios/ { inserver = 1; next }
+		/^$/ { inserver = 0 }
+		inserver && /^  - / { print $2 }
+	' "$OUT/requirements.txt" >"$OUT/run-scenarios.txt"
+	[ -s "$OUT/run-scenarios.txt" ] || die "no server scenarios in $OUT/requirements.txt"
+	# not-scored.txt: "name reason", for the report.
+	awk '
+		/^  [a-z-]+ \([0-9]+\):$/ { reason = $1; next }
+		/^    - .* \[server\]$/ { print $2, reason }
+	' "$OUT/requirements.txt" | while read -r name reason; do
+		if grep -qxF "$name" "$OUT/all-scenarios.txt"; then
+			echo "$name" >>"$OUT/run-scenarios.txt"
+			echo "$name ($reason)" >>"$OUT/not-scored.txt"
+		fi
+	done
+	RUN_LIST=$OUT/run-scenarios.txt
+fi
+
 # --- fixture -----------------------------------------------------------------
 if [ "${#fixture_cmd[@]}" -eq 0 ]; then
 	# Build once, then run the binary: `go run` would leave its child running if
@@ -159,12 +216,12 @@ if [ "${#fixture_cmd[@]}" -eq 0 ]; then
 	# against the startup timeout.
 	mkdir -p "$TOOLS_DIR/bin"
 	bin="$TOOLS_DIR/bin/conformance-fixture"
-	say "building ./example_app/conformance -> $bin"
+	say "building ./example_app/conformance (module example_app) -> $bin"
 	# Build to a private name then rename: parallel runs (make -j) never see a
 	# half-written binary.
-	"$GO" build -o "$bin.$$" ./example_app/conformance || {
+	"$GO" build -C "$ROOT/example_app" -o "$bin.$$" ./conformance || {
 		rm -f "$bin.$$"
-		die "go build ./example_app/conformance failed"
+		die "go build -C example_app ./conformance failed"
 	}
 	mv -f "$bin.$$" "$bin"
 	fixture_cmd=("$bin" -addr "{addr}")
@@ -351,13 +408,18 @@ start_fixture
 
 # --- suite -------------------------------------------------------------------
 URL="http://127.0.0.1:$PORT$MCP_PATH"
-say "running $LABEL --suite $SUITE against $URL (log: $OUT/suite.log)"
+if [ -n "$REQUIREMENTS" ]; then
+	selection=(--requirements "$REQUIREMENTS")
+else
+	selection=(--suite "$SUITE")
+fi
+say "running $LABEL ${selection[*]} against $URL (log: $OUT/suite.log)"
 suite_rc=0
 t0=$SECONDS
 # timeout: a hung scenario must not eat CI's budget. It runs in the background
 # and we wait for it so that the INT/TERM traps can stop it too.
 timeout --kill-after=10 "$RUN_TIMEOUT" \
-	"$NODE" "$SUITE_JS" server --url "$URL" --suite "$SUITE" \
+	"$NODE" "$SUITE_JS" server --url "$URL" "${selection[@]}" \
 	-o "$OUT/results" --expected-failures "$BASELINE" \
 	</dev/null >"$OUT/suite.log" 2>&1 &
 SUITE_PID=$!
@@ -369,9 +431,9 @@ stop_redis
 
 # Which scenarios ran: the suite announces each as "=== Running scenario: X ===".
 sed -n 's/^=== Running scenario: \(.*\) ===$/\1/p' "$OUT/suite.log" >"$OUT/scenarios.txt"
-if [ "$SUITE" = all ] && ! cmp -s "$OUT/scenarios.txt" "$OUT/all-scenarios.txt"; then
+if { [ -n "$REQUIREMENTS" ] || [ "$SUITE" = all ]; } && ! cmp -s "$OUT/scenarios.txt" "$RUN_LIST"; then
 	# Crash before/while announcing: judge against the full list instead.
-	cp "$OUT/all-scenarios.txt" "$OUT/scenarios.txt"
+	cp "$RUN_LIST" "$OUT/scenarios.txt"
 fi
 
 # The suite's own verdict: everything from its check total on (summary per
@@ -400,7 +462,13 @@ elif [ "$suite_rc" -ne 0 ]; then
 	echo "conformance: FAILED: suite exit status $suite_rc (unexpected failures or stale baseline entries; see the report above)"
 	rc=1
 fi
-if [ "$summary_rc" -ne 0 ]; then
+if [ -s "$OUT/not-scored.txt" ]; then
+	say "run by $REQUIREMENTS without scoring, judged here all the same: $(paste -sd, "$OUT/not-scored.txt" | sed 's/,/, /g')"
+fi
+if [ "$summary_rc" -eq 1 ]; then
+	echo "conformance: FAILED: scenarios failed outside the baseline, or baseline entries pass now (judged from checks.json, scenarios the suite does not score included; see above)"
+	rc=1
+elif [ "$summary_rc" -ne 0 ]; then
 	echo "conformance: FAILED: results incomplete or baseline names unknown scenarios (see above)"
 	rc=1
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the Redis-backed tests have a redis-server binary: they start
-# throwaway servers of their own (internal/redistest), one per test, so no
+# throwaway servers of their own (mcpredis/redistest), one per test, so no
 # Redis needs to run beforehand. Installs Debian's redis-server package with
 # apt-get when the binary is missing and this machine allows it (root, or
 # sudo without a password); starts nothing. Quiet and quick when the binary

@@ -2,7 +2,10 @@ module github.com/saguaro-go/saguaro/bench
 
 go 1.26.0
 
-replace github.com/saguaro-go/saguaro => ../
+replace (
+	github.com/saguaro-go/saguaro => ../
+	github.com/saguaro-go/saguaro/mcpredis => ../mcpredis
+)
 
 require (
 	github.com/go-chi/chi/v5 v5.5.0
@@ -11,6 +14,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/saguaro-go/saguaro v0.0.0-00010101000000-000000000000
+	github.com/saguaro-go/saguaro/mcpredis v0.0.0-00010101000000-000000000000
 	github.com/tmaxmax/go-sse v0.12.0
 )
 

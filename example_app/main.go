@@ -1,9 +1,12 @@
 // Command example_app is a small team task board, an ordinary chi
 // application that added saguaro: its own JSON API at /api, the same tasks
 // over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
-// auth and request logging. Run it with
+// auth and request logging. Run it from the repository's root with
 //
-//	go run ./example_app [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
+//	go run -C example_app . [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
+//
+// (example_app is a module of its own, so -C; a relative -data is then
+// relative to example_app/.)
 //
 // With -redis, its MCP sessions live on Redis (package mcpredis), so that
 // several replicas of it can run side by side behind one load balancer

@@ -1,5 +1,7 @@
 package interop
 
+//lint:file-ignore SA1019 the fixture serves sampling to the revisions that have it; the Go SDK marks it deprecated as of 2026-07-28, not gone
+
 import (
 	"context"
 	"fmt"
@@ -19,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/saguaro-go/saguaro/internal/redistest"
+	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 )
 
 // The cluster tests run the fixture as separate replica processes sharing

@@ -36,14 +36,15 @@ type exampleApp struct {
 	stderr *lockedWriter
 }
 
-// startExampleApp builds ../example_app and starts it on a free loopback
-// port with a data file, as `go run ./example_app` would.
+// startExampleApp builds ../example_app (a module of its own) and starts it
+// on a free loopback port with a data file, as `go run -C example_app .`
+// would.
 func startExampleApp(t *testing.T) *exampleApp {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "example_app")
-	build := exec.Command("go", "build", "-o", bin, "./example_app")
-	build.Dir = ".."
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../example_app"
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 

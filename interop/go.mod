@@ -2,12 +2,16 @@ module github.com/saguaro-go/saguaro/interop
 
 go 1.26.0
 
-replace github.com/saguaro-go/saguaro => ../
+replace (
+	github.com/saguaro-go/saguaro => ../
+	github.com/saguaro-go/saguaro/mcpredis => ../mcpredis
+)
 
 require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/saguaro-go/saguaro/mcpredis v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

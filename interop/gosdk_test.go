@@ -1,5 +1,7 @@
 package interop
 
+//lint:file-ignore SA1019 these tests drive sampling, logging and roots at the revisions that have them; the Go SDK marks them deprecated as of 2026-07-28, not gone
+
 import (
 	"context"
 	"encoding/json"

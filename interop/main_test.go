@@ -76,12 +76,12 @@ func run(m *testing.M) int {
 }
 
 // buildFixture compiles ../example_app/conformance into bin. It builds in
-// the library's own module (the parent directory), so this module needs
-// none of the library's dependencies.
+// the example app's own module (../example_app), so this module needs none
+// of the fixture's dependencies.
 func buildFixture(bin string) error {
 	// go test puts its own GOROOT/bin first on PATH.
-	cmd := exec.Command("go", "build", "-o", bin, "./example_app/conformance")
-	cmd.Dir = ".."
+	cmd := exec.Command("go", "build", "-o", bin, "./conformance")
+	cmd.Dir = "../example_app"
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

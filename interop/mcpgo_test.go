@@ -1,5 +1,7 @@
 package interop
 
+//lint:file-ignore SA1019 these tests drive logging, ping and resource subscriptions at the revisions that have them; mcp-go marks them deprecated as of 2026-07-28, not gone
+
 import (
 	"bytes"
 	"context"

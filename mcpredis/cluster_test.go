@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/saguaro-go/saguaro/internal/redistest"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcpredis"
+	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 	"github.com/saguaro-go/saguaro/sse"
 )
 

@@ -40,14 +40,17 @@ func must(err error) {
 
 // newFixture registers what the conformance scenarios call. Registration
 // errors are programming errors here, so they panic at start-up. opts is
-// nil for one process; replicas pass the shared Keys.
-func newFixture(logger *slog.Logger, opts *mcp.ServerOptions) *mcp.Server {
+// nil for one process; replicas pass the shared Keys. dyn is where the
+// list-changed hooks keep their state (see dynamic); newFixture sets its
+// server.
+func newFixture(logger *slog.Logger, opts *mcp.ServerOptions, dyn *dynamic) *mcp.Server {
 	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-conformance", Version: "0.1.0"}, opts)
+	dyn.srv = srv
 	addTools(srv)
 	addResources(srv)
 	addPrompts(srv)
 	addInteropTools(srv)
-	addModern(srv)
+	addModern(srv, dyn)
 	_ = logger
 	return srv
 }
@@ -74,7 +77,7 @@ func addTools(srv *mcp.Server) {
 
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_error_handling", Description: "Always fails, as a tool result"},
 		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, error) {
-			//lint:ignore ST1005 the conformance suite checks this exact text
+			//lint:ignore ST1005 the conformance suite specifies this text, capital letter and all
 			return nil, fmt.Errorf("This tool intentionally returns an error for testing")
 		}))
 
@@ -156,7 +159,16 @@ func addTools(srv *mcp.Server) {
 	must(srv.AddToolRaw(&mcp.Tool{
 		Name:        "json_schema_2020_12_tool",
 		Description: "A tool whose input schema uses JSON Schema 2020-12 features",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`),
+		// The schema the json-schema-2020-12 scenario specifies: $schema,
+		// $defs and additionalProperties (SEP-1613), and an $anchor in
+		// $defs, allOf/anyOf and if/then/else (SEP-2106, checked at
+		// 2026-07-28), all of which must reach tools/list unchanged.
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+			`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+			`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
+			`"additionalProperties":false}`),
 	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.Text("Received: " + string(req.Arguments))}}, nil
 	}))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp"
@@ -20,8 +19,8 @@ import (
 // handlers serve legacy sessions (the back channel is then a real
 // server→client request).
 
-func addModern(srv *mcp.Server) {
-	addStatelessProbes(srv)
+func addModern(srv *mcp.Server, dyn *dynamic) {
+	addStatelessProbes(srv, dyn)
 	addInputRequired(srv)
 	addTaskTools(srv)
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_x_mcp_header", Description: "Echoes arguments mirrored in Mcp-Param-* headers",
@@ -40,7 +39,7 @@ func addModern(srv *mcp.Server) {
 	}}))
 }
 
-func addStatelessProbes(srv *mcp.Server) {
+func addStatelessProbes(srv *mcp.Server, dyn *dynamic) {
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_missing_capability", Description: "Needs sampling: a client without it gets -32021"},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (string, error) {
 			res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
@@ -60,31 +59,11 @@ func addStatelessProbes(srv *mcp.Server) {
 			_ = req.Log(ctx, mcp.LogInfo, "fixture", "test_logging_tool ran")
 			return "logged", nil
 		}))
-	var toolOn, promptOn atomic.Bool
+	// The list-changed hooks; dyn keeps them consistent across replicas.
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_trigger_tool_change", Description: "Adds or removes a tool (tools/list_changed)"},
-		func(context.Context, *mcp.CallToolRequest, noArgs) (string, error) {
-			if toolOn.CompareAndSwap(true, false) {
-				srv.RemoveTools("test_dynamic_tool")
-				return "removed test_dynamic_tool", nil
-			}
-			toolOn.Store(true)
-			err := mcp.AddTool(srv, &mcp.Tool{Name: "test_dynamic_tool", Description: "Appears and disappears"},
-				func(context.Context, *mcp.CallToolRequest, noArgs) (string, error) { return "dynamic", nil })
-			return "added test_dynamic_tool", err
-		}))
+		dyn.trigger(dynamicTool, "test_dynamic_tool")))
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "test_trigger_prompt_change", Description: "Adds or removes a prompt (prompts/list_changed)"},
-		func(context.Context, *mcp.CallToolRequest, noArgs) (string, error) {
-			if promptOn.CompareAndSwap(true, false) {
-				srv.RemovePrompts("test_dynamic_prompt")
-				return "removed test_dynamic_prompt", nil
-			}
-			promptOn.Store(true)
-			err := srv.AddPrompt(&mcp.Prompt{Name: "test_dynamic_prompt", Description: "Appears and disappears"},
-				func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-					return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("dynamic")}}}, nil
-				})
-			return "added test_dynamic_prompt", err
-		}))
+		dyn.trigger(dynamicPrompt, "test_dynamic_prompt")))
 }
 
 var nameSchema = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)

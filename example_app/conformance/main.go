@@ -3,7 +3,7 @@
 // (@modelcontextprotocol/conformance) calls, unauthenticated, with
 // sessions, at http://ADDR/mcp.
 //
-//	go run ./example_app/conformance -addr 127.0.0.1:3001
+//	go run -C example_app ./conformance -addr 127.0.0.1:3001
 //	npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3001/mcp --suite all
 //
 // make test runs exactly that (see .ci/conformance.sh).
@@ -210,8 +210,9 @@ func deletePrefix(rdb *redis.Client, prefix string) {
 }
 
 // handler is the fixture's router: the MCP endpoint at /mcp. With cl,
-// the endpoint shares its sessions with the other replicas, and the
-// server's cursors and the requestState are sealed with the shared key.
+// the endpoint shares its sessions with the other replicas, the server's
+// cursors and the requestState are sealed with the shared key, and the
+// list-changed hooks' state is shared too (dynamic).
 func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 	opts := &mcp.Options{
 		Sessions: &mcp.SessionOptions{IdleTimeout: 5 * time.Minute},
@@ -219,14 +220,20 @@ func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 		Logger:   logger,
 	}
 	var srvOpts *mcp.ServerOptions
+	dyn := &dynamic{logger: logger}
 	if cl != nil {
 		srvOpts = &mcp.ServerOptions{Keys: [][]byte{cl.key}}
 		opts.Cluster = cl.cl
+		dyn.shared, dyn.key = cl.rdb, cl.prefix+"fixture:dynamic"
 	}
-	opts.Handler = newFixture(logger, srvOpts)
+	opts.Handler = newFixture(logger, srvOpts, dyn)
 	ep := mcp.Controller(opts)
 	r := chi.NewRouter()
-	r.Mount("/mcp", ep)
+	if cl != nil {
+		r.With(dyn.middleware).Mount("/mcp", ep)
+	} else {
+		r.Mount("/mcp", ep)
+	}
 	return r, ep
 }
 

@@ -3,7 +3,7 @@
 // no stickiness, keeping the client's Host header, streaming event streams
 // as they come. A backend that refuses connections is skipped.
 //
-//	go run ./example_app/roundrobin -addr 127.0.0.1:8080 \
+//	go run -C example_app ./roundrobin -addr 127.0.0.1:8080 \
 //		http://127.0.0.1:8081 http://127.0.0.1:8082 http://127.0.0.1:8083
 //
 // It is a demonstration, not a production balancer (no health checks, no

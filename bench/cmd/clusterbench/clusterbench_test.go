@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saguaro-go/saguaro/internal/redistest"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
+	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
 )

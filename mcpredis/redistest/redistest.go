@@ -1,5 +1,8 @@
 // Package redistest gives tests a Redis to talk to, so that `make test`
-// needs no Redis started by hand.
+// needs no Redis started by hand. It lives in the mcpredis module, beside
+// the go-redis it uses, so that the core module needs no Redis client; it
+// is not internal because the interop and bench modules' tests use it too,
+// and an app's own tests of its replicas may.
 //
 // Two ways to get one:
 //
