@@ -6,8 +6,11 @@
 # mcpredis/redistest), example_app (the example app, the conformance
 # fixture and the round-robin balancer; it imports mcpredis), and interop/
 # and bench/ (the peer SDKs, kept out of the library's dependencies). A
-# module that uses another replaces it with its folder in its go.mod, so a
-# fresh clone needs no go.work.
+# module that uses another replaces it with its folder in its go.mod, so
+# every module builds on its own. The committed go.work only lets a
+# developer run `go run ./example_app` from the root; make builds without
+# it (GOWORK=off), so each module is tested as its users build it.
+export GOWORK := off
 GO      ?= go
 PKGS    ?= ./...
 

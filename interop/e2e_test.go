@@ -37,7 +37,7 @@ type exampleApp struct {
 }
 
 // startExampleApp builds ../example_app (a module of its own) and starts it
-// on a free loopback port with a data file, as `go run -C example_app .`
+// on a free loopback port with a data file, as `go run ./example_app`
 // would.
 func startExampleApp(t *testing.T) *exampleApp {
 	t.Helper()
