@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -84,11 +85,14 @@ func (d *dynamic) sync(ctx context.Context) error {
 }
 
 // middleware syncs before every request it passes on. A Redis that does
-// not answer leaves the registry as it is: the request itself will meet
-// the cluster's own answer to that (503).
+// not answer leaves the registry as it is, after a short wait: the
+// request itself will meet the cluster's own answer to that (503).
 func (d *dynamic) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := d.sync(r.Context()); err != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 250*time.Millisecond)
+		err := d.sync(ctx)
+		cancel()
+		if err != nil {
 			d.logger.Warn("syncing test_dynamic_tool and test_dynamic_prompt", slog.Any("error", err))
 		}
 		next.ServeHTTP(w, r)
