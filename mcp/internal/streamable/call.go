@@ -36,9 +36,9 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message) contro
 	// once Handle returns: the call keeps a copy of the params.
 	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
 	sc.out.st = st
-	sc.call = s.call(msg, &sc.out)
+	sc.call = s.Call(msg, &sc.out)
 	sc.call.Params = append(json.RawMessage(nil), msg.Params...)
-	sc.state = s.snapshot()
+	sc.state = s.Snapshot()
 	s.tab.t.workers.run(sc)
 
 	return answerFirst(r, func() {
@@ -92,7 +92,7 @@ func (sc *sessionCall) run() {
 	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
 	s.apply(&reply.Effect)
 	if reply.Err != nil {
-		t.attrs(sc.attrsCtx, slogInt(protocol.AttrErrorCode, reply.Err.Code))
+		t.attrs(sc.attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
 	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, reply))
 }

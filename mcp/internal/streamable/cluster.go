@@ -16,6 +16,7 @@ import (
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	core "github.com/saguaro-go/saguaro/mcp/internal/session"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
 )
@@ -54,24 +55,22 @@ func (tab *sessionTable) create(ctx context.Context, s *session) error {
 func (s *session) record() *cluster.Record {
 	tab := s.tab
 	rec := &cluster.Record{
-		ID:          s.id,
-		Owner:       tab.self.ID,
-		Identity:    s.identity,
-		Revision:    s.revision.String(),
-		Client:      s.clientJSON(),
-		LogLevel:    protocol.LogLevel(s.logLevel.Load()).String(),
-		Initialized: s.initialized.Load(),
+		ID:            s.id,
+		Owner:         tab.self.ID,
+		Identity:      s.identity,
+		Revision:      s.Revision().String(),
+		Client:        s.clientJSON(),
+		LogLevel:      s.LogLevel().String(),
+		Initialized:   s.Initialized(),
+		Subscriptions: s.Subscriptions(),
 	}
 	s.mu.Lock()
-	for u := range s.subs {
-		rec.Subscriptions = append(rec.Subscriptions, u)
-	}
 	if st := s.streams[0]; st != nil {
 		rec.Seq = st.next - 1
 	}
 	s.mu.Unlock()
 	slices.Sort(rec.Subscriptions)
-	b, movable, err := tab.t.cfg.Codec.EncodeState(s.snapshot())
+	b, movable, err := tab.t.cfg.Codec.EncodeState(s.Snapshot())
 	if err != nil {
 		tab.t.log.Error("mcp: session state could not be encoded; the session cannot move",
 			slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
@@ -86,8 +85,8 @@ func (s *session) record() *cluster.Record {
 func (s *session) clientJSON() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.clientRaw == nil && s.client != nil {
-		b, err := json.Marshal(s.client)
+	if s.clientRaw == nil && s.Client() != nil {
+		b, err := json.Marshal(s.Client())
 		if err != nil {
 			b = []byte("null")
 		}
@@ -280,33 +279,26 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *cluste
 	if err != nil {
 		return nil, tab.unavailable(r, err)
 	}
-	s = &session{
-		tab:      tab,
-		id:       rec.ID,
-		identity: rec.Identity,
-		revision: rev,
-		done:     make(chan struct{}),
-		state:    state,
-	}
+	var client any
+	var clientRaw json.RawMessage
 	if len(rec.Client) > 0 && string(rec.Client) != "null" {
-		s.client, s.clientRaw = tab.t.engine.Client(rec.Client), rec.Client
+		client, clientRaw = tab.t.engine.Client(rec.Client), rec.Client
 	}
-	if l, ok := protocol.ParseLogLevel(rec.LogLevel); ok {
-		s.logLevel.Store(uint32(l))
+	s = &session{
+		Session:   core.New(rev, client, state, tab.opts.QueueSize),
+		tab:       tab,
+		id:        rec.ID,
+		identity:  rec.Identity,
+		clientRaw: clientRaw,
 	}
-	s.initialized.Store(rec.Initialized)
-	if len(rec.Subscriptions) > 0 {
-		s.subs = make(map[string]struct{}, len(rec.Subscriptions))
-		for _, u := range rec.Subscriptions {
-			s.subs[u] = struct{}{}
-		}
-	}
+	level, _ := protocol.ParseLogLevel(rec.LogLevel)
 	// Ids this session's previous owner handed out (server→client
 	// requests, response streams) must not be reused: an answer to a
 	// request that died with it, or a Last-Event-ID of one of its
 	// streams, must not reach a new one.
 	base := freshBase()
-	s.nextReq, s.nextStream = base, base
+	s.Restore(rec.Initialized, level, rec.Subscriptions, base)
+	s.nextStream = base
 	st := s.streamLocked(0)
 	for _, ev := range events {
 		st.appendLocked(ev.Seq, ev.Data)

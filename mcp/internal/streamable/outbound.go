@@ -16,85 +16,19 @@ import (
 // server→client requests reach the client that made the call, and the
 // client's answers reach the handler.
 
-// deliver routes a client's response to the server→client request that
-// waits for it; a response nobody waits for (it came too late) is
-// dropped.
-func (s *session) deliver(msg *wire.Message) {
-	n, ok := msg.ID.IntValue()
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	ch := s.pending[n]
-	delete(s.pending, n)
-	s.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	// The body's buffer is reused once this POST is answered, and the
-	// waiting call reads the answer after that: keep copies.
-	var o outcome
-	if msg.Kind == wire.KindResponse {
-		o.result = append(json.RawMessage(nil), msg.Result...)
-	} else if msg.Error != nil {
-		e := *msg.Error
-		if raw, ok := e.Data.(json.RawMessage); ok {
-			e.Data = append(json.RawMessage(nil), raw...)
-		}
-		o.err = &e
-	}
-	ch <- o
-}
-
 // request sends a server→client request on st and waits for the answer.
 func (s *session) request(ctx context.Context, st *stream, method string, params json.RawMessage) (json.RawMessage, error) {
-	ch := make(chan outcome, 1)
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		return nil, protocol.ErrSessionEnded
-	}
-	s.nextReq++
-	id := s.nextReq
-	if s.pending == nil {
-		s.pending = map[int64]chan outcome{}
-	}
-	s.pending[id] = ch
-	frame := wire.AppendRequest(nil, wire.Int(id), method, params)
-	published := true
-	if st.id == 0 {
-		// The GET stream is the cluster's log.
-		s.mu.Unlock()
-		published = st.publish(frame)
-	} else {
-		st.emitLocked(frame)
-		s.mu.Unlock()
-	}
-	forget := func() {
-		s.mu.Lock()
-		delete(s.pending, id)
-		s.mu.Unlock()
-	}
-	if !published {
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, protocol.ErrStoreUnavailable)
-	}
-	select {
-	case o := <-ch:
-		if o.err != nil {
-			return nil, o.err
+	return s.Request(ctx, method, params, func(msg []byte) error {
+		if !st.emit(msg) {
+			if st.id == 0 {
+				// The GET stream is the cluster's log, which did not
+				// answer.
+				return fmt.Errorf("%s: %w", method, protocol.ErrStoreUnavailable)
+			}
+			return protocol.ErrSessionEnded
 		}
-		return o.result, nil
-	case <-ctx.Done():
-		forget()
-		// Tell the client to stop working on it.
-		params := wire.AppendString([]byte(`{"requestId":`+itoa(id)+`,"reason":`), ctx.Err().Error())
-		st.emit(wire.AppendNotification(nil, "notifications/cancelled", append(params, '}')))
-		return nil, ctx.Err()
-	case <-s.done:
-		forget()
-		return nil, protocol.ErrSessionEnded
-	}
+		return nil
+	})
 }
 
 // streamOutbound is the back channel of a streaming call: everything goes
@@ -115,7 +49,7 @@ func (o *streamOutbound) Request(ctx context.Context, method string, params json
 // CloseStream ends the call's current connection without ending its
 // stream; see Request.CloseStream.
 func (o *streamOutbound) CloseStream(retry time.Duration) bool {
-	if o.st.s.revision < protocol.Rev20251125 {
+	if o.st.s.Revision() < protocol.Rev20251125 {
 		// Before 2025-11-25 a server should not end a response stream
 		// before the response, and clients need not resume one.
 		return false

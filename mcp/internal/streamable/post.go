@@ -182,7 +182,7 @@ func (t *Transport) callAttrsIn(r *http.Request, msg *wire.Message, rev protocol
 // answer.
 func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Revision, body []byte) controller.Reply {
 	if sess != nil {
-		rev = sess.revision
+		rev = sess.Revision()
 	} else if t.sessions != nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
@@ -224,7 +224,7 @@ func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Rev
 		}
 		var reply *protocol.Reply
 		if sess != nil {
-			reply = sess.dispatchSync(r.Request, rev, msg)
+			reply = sess.dispatchSync(r.Request, msg)
 		} else {
 			switch msg.Kind {
 			case wire.KindResponse, wire.KindErrorResponse:

@@ -15,6 +15,7 @@ import (
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	core "github.com/saguaro-go/saguaro/mcp/internal/session"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -62,45 +63,29 @@ func newSessionTable(t *Transport, o *SessionConfig) *sessionTable {
 // session is one client's session. It holds no goroutine while idle: its
 // reaper is a timer, its streams are the connections' own goroutines.
 type session struct {
+	// Session is what every transport keeps of a session: revision,
+	// client, effects, calls in flight, server→client requests, the
+	// handler's state and its turn.
+	*core.Session
 	tab      *sessionTable
 	id       string
 	identity string
-	revision protocol.Revision
-	client   any // the engine's, read-only
-	done     chan struct{}
 
-	logLevel    atomic.Uint32
-	initialized atomic.Bool
-	lastActive  atomic.Int64
+	lastActive atomic.Int64
 	// lastKept is when the cluster's record was last kept alive (Create,
 	// Save or Touch); keeping is true while a Touch is under way.
 	lastKept atomic.Int64
 	keeping  atomic.Bool
 
+	// mu guards the transport's part of the session, its streams
+	// included.
 	mu         sync.Mutex
-	clientRaw  json.RawMessage // client, as the cluster's record keeps it
+	clientRaw  json.RawMessage // Client, as the cluster's record keeps it
 	ended      bool
 	holds      int
 	timer      *time.Timer
-	subs       map[string]struct{}
 	streams    map[int64]*stream
 	nextStream int64
-	pending    map[int64]chan outcome
-	nextReq    int64
-	inflight   map[wire.ID]context.CancelFunc
-
-	// The handler's state, for handlers that keep one: stateful
-	// callbacks take the slot, one at a time.
-	stateMu sync.Mutex
-	state   any
-	slot    chan struct{}
-	waiting atomic.Int32
-}
-
-// outcome is a client's answer to a server→client request.
-type outcome struct {
-	result json.RawMessage
-	err    *wire.Error
 }
 
 func newSessionID() string {
@@ -133,12 +118,9 @@ var errTableFull = errors.New("mcp: too many sessions")
 // full, or the cluster's error when it could not record the session.
 func (tab *sessionTable) add(r *http.Request, rev protocol.Revision, client any, state any) (*session, error) {
 	s := &session{
-		tab:      tab,
-		id:       newSessionID(),
-		revision: rev,
-		client:   client,
-		done:     make(chan struct{}),
-		state:    state,
+		Session: core.New(rev, client, state, tab.opts.QueueSize),
+		tab:     tab,
+		id:      newSessionID(),
 	}
 	if tab.t.cfg.Identity != nil {
 		s.identity = tab.t.cfg.Identity(r)
@@ -276,21 +258,14 @@ func (s *session) endBecause(reason CloseReason) {
 		return
 	}
 	s.ended = true
-	close(s.done)
 	if s.timer != nil {
 		s.timer.Stop()
-	}
-	cancels := make([]context.CancelFunc, 0, len(s.inflight))
-	for _, c := range s.inflight {
-		cancels = append(cancels, c)
 	}
 	for _, st := range s.streams {
 		st.stopGrace()
 	}
 	s.mu.Unlock()
-	for _, c := range cancels {
-		c()
-	}
+	s.Session.End()
 	s.tab.mu.Lock()
 	if s.tab.m[s.id] == s {
 		delete(s.tab.m, s.id)
@@ -302,61 +277,17 @@ func (s *session) endBecause(reason CloseReason) {
 	}
 }
 
-// track registers a call's cancel function under its request id, so
-// notifications/cancelled can reach it; untrack removes it.
-func (s *session) track(id wire.ID, cancel context.CancelFunc) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return false
-	}
-	if s.inflight == nil {
-		s.inflight = map[wire.ID]context.CancelFunc{}
-	}
-	s.inflight[id] = cancel
-	s.holds++
-	return true
-}
-
+// untrack ends a call's registration and its hold.
 func (s *session) untrack(id wire.ID) {
-	s.touch()
-	s.mu.Lock()
-	delete(s.inflight, id)
-	s.holds--
-	s.mu.Unlock()
+	s.Untrack(id)
+	s.release()
 }
 
-func (s *session) cancelCall(id wire.ID) {
-	s.mu.Lock()
-	c := s.inflight[id]
-	s.mu.Unlock()
-	if c != nil {
-		c()
-	}
-}
-
-// apply records a call's session-level effect.
+// apply records a call's effect, and saves the session's record when the
+// effect changed it.
 func (s *session) apply(e *protocol.Effect) {
-	defer s.saveAfter(e.Kind)
-	switch e.Kind {
-	case protocol.EffectInitialized:
-		s.initialized.Store(true)
-	case protocol.EffectSetLogLevel:
-		s.logLevel.Store(uint32(e.LogLevel))
-	case protocol.EffectSubscribe:
-		s.mu.Lock()
-		if s.subs == nil {
-			s.subs = map[string]struct{}{}
-		}
-		s.subs[e.URI] = struct{}{}
-		s.mu.Unlock()
-	case protocol.EffectUnsubscribe:
-		s.mu.Lock()
-		delete(s.subs, e.URI)
-		s.mu.Unlock()
-	case protocol.EffectCancel:
-		s.cancelCall(e.RequestID)
-	}
+	s.Apply(e)
+	s.saveAfter(e.Kind)
 }
 
 // changeFrame is the notification of a registry change, nil for a kind
@@ -390,20 +321,17 @@ func (tab *sessionTable) changed(c protocol.Change) {
 
 // callContext is a call's context: detached from the connection (a
 // stream's client may leave and resume), bounded by RequestTimeout, and
-// cancelled by notifications/cancelled or the session's end.
+// cancelled by notifications/cancelled or the session's end. The call
+// holds the session until untrack.
 func (s *session) callContext(parent context.Context, id wire.ID) (context.Context, context.CancelFunc, bool) {
-	ctx := context.WithoutCancel(parent)
-	var cancel context.CancelFunc
-	if d := s.tab.opts.RequestTimeout; d > 0 {
-		ctx, cancel = context.WithTimeout(ctx, d)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
-	if !id.IsZero() && !s.track(id, cancel) {
-		cancel()
+	if !s.hold() {
 		return nil, nil, false
 	}
-	return ctx, cancel, true
+	ctx, cancel, ok := s.CallContext(parent, id, s.tab.opts.RequestTimeout)
+	if !ok {
+		s.release()
+	}
+	return ctx, cancel, ok
 }
 
 func (s *session) sessionHeader(h http.Header) http.Header {
@@ -417,44 +345,3 @@ func (s *session) sessionHeader(h http.Header) http.Header {
 func formatEventID(stream, seq int64) string {
 	return strconv.FormatInt(stream, 10) + "-" + strconv.FormatInt(seq, 10)
 }
-
-// snapshot reads the handler state. A streaming or fast call runs on it
-// and its returned state is discarded; a stateful call reads it holding
-// the slot and stores what it returns.
-func (s *session) snapshot() any {
-	s.stateMu.Lock()
-	defer s.stateMu.Unlock()
-	return s.state
-}
-
-func (s *session) setState(v any) {
-	s.stateMu.Lock()
-	s.state = v
-	s.stateMu.Unlock()
-}
-
-// acquire waits for the session's slot, within the queue bound.
-func (s *session) acquire(ctx context.Context) *wire.Error {
-	s.stateMu.Lock()
-	if s.slot == nil {
-		s.slot = make(chan struct{}, 1)
-	}
-	slot := s.slot
-	s.stateMu.Unlock()
-	if int(s.waiting.Add(1)) > s.tab.opts.QueueSize {
-		s.waiting.Add(-1)
-		return errOverloaded
-	}
-	defer s.waiting.Add(-1)
-	select {
-	case slot <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		if ctx.Err() == context.DeadlineExceeded {
-			return protocol.ErrTimeout
-		}
-		return protocol.ErrCancelled
-	}
-}
-
-func (s *session) releaseSlot() { <-s.slot }

@@ -4,32 +4,19 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
-	"github.com/saguaro-go/saguaro/sse"
 )
 
 var (
 	errSessionNotFound      = wire.NewError(wire.InvalidRequest, "Session not found")
 	errAlreadyInitialized   = wire.NewError(wire.InvalidRequest, "Invalid Request: the session is already initialized")
-	errOverloaded           = wire.NewError(wire.InternalError, "Server overloaded: too many requests queued in this session")
 	errTooManySessions      = wire.NewError(wire.InternalError, "Service Unavailable: too many sessions")
 	errStoreUnavailable     = wire.NewError(wire.InternalError, "Service Unavailable: the session store did not answer")
 	jsonrpcNotAcceptableSSE = wire.NewError(wire.InvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 )
-
-func slogString(k, v string) slog.Attr { return slog.String(k, v) }
-
-func slogInt(k string, v int) slog.Attr { return slog.Int(k, v) }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func jsonrpcError(msg string) *wire.Error { return wire.NewError(wire.InvalidRequest, msg) }
-
-func sseLastEventID(r *http.Request) string { return sse.LastEventID(r) }
 
 // initialize serves an initialize without a session: it creates one.
 func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) controller.Reply {
@@ -58,7 +45,7 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 		return controller.Buffered(http.StatusServiceUnavailable, h,
 			wire.AppendErrorResponse(nil, msg.ID, e))
 	}
-	t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
+	t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id))
 	out := t.engine.AppendReply(nil, msg.ID, reply)
 	return controller.Buffered(http.StatusOK, s.sessionHeader(jsonHeader()), out)
 }
@@ -68,19 +55,19 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 	t := s.tab.t
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
-		t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
-		s.deliver(msg)
+		t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id))
+		s.Deliver(msg)
 		return controller.Status(http.StatusAccepted)
 	}
 	if msg.Method == "initialize" {
-		t.attrs(r.Context(), slogString(protocol.AttrSession, s.id))
+		t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id))
 		if msg.Kind == wire.KindNotification {
 			return controller.Status(http.StatusAccepted)
 		}
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
 			wire.AppendErrorResponse(nil, msg.ID, errAlreadyInitialized))
 	}
-	t.callAttrsIn(r.Request, msg, s.revision, s.id) // the session's id first, in one SetAttrs
+	t.callAttrsIn(r.Request, msg, s.Revision(), s.id) // the session's id first, in one SetAttrs
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
@@ -88,7 +75,7 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 	if known && info.Mode == protocol.ModeStreaming && msg.Kind == wire.KindRequest && !t.cfg.JSONResponse {
 		return s.streamingCall(r, msg)
 	}
-	reply := s.dispatchSync(r.Request, rev, msg)
+	reply := s.dispatchSync(r.Request, msg)
 	if reply != nil && reply.Err == errSessionNotFound {
 		// The session ended between lookup and dispatch.
 		return errorReply(http.StatusNotFound, errSessionNotFound)
@@ -96,23 +83,14 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 	return t.answer(r.Request, msg, reply)
 }
 
-// call builds the engine call of a message in this session.
-func (s *session) call(msg *wire.Message, out protocol.Outbound) protocol.Call {
-	c := callOf(msg, s.revision)
-	c.Client = s.client
-	c.LogLevel = protocol.LogLevel(s.logLevel.Load())
-	c.Outbound = out
-	return c
-}
-
 // dispatchSync serves a message on the connection's goroutine and returns
 // its reply (for a request) after applying its effect. Stateful callbacks
-// take the session's slot; fast ones never wait.
-func (s *session) dispatchSync(r *http.Request, _ protocol.Revision, msg *wire.Message) *protocol.Reply {
+// take the session's turn; fast ones never wait.
+func (s *session) dispatchSync(r *http.Request, msg *wire.Message) *protocol.Reply {
 	t := s.tab.t
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
-		s.deliver(msg)
+		s.Deliver(msg)
 		return nil
 	}
 	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
@@ -125,26 +103,15 @@ func (s *session) dispatchSync(r *http.Request, _ protocol.Revision, msg *wire.M
 	defer func() {
 		stop()
 		cancel()
-		if !msg.ID.IsZero() {
-			s.untrack(msg.ID)
-		}
+		s.untrack(msg.ID)
 	}()
-	call := s.call(msg, &sessionOutbound{s: s})
+	call := s.Call(msg, &sessionOutbound{s: s})
 	info, _ := t.engine.Method(msg.Method)
-	var reply protocol.Reply
-	if info.Mode != protocol.ModeStateful {
-		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
-	} else {
-		if jerr := s.acquire(ctx); jerr != nil {
-			return &protocol.Reply{Err: jerr}
-		}
-		reply = t.engine.Dispatch(ctx, &call, s.snapshot())
-		s.setState(reply.State)
-		if t.cfg.Codec.Movable() {
-			s.save() // the new state, for a replica that takes over
-		}
-		s.releaseSlot()
+	var saved func()
+	if t.cfg.Codec.Movable() {
+		saved = s.save // the new state, for a replica that takes over
 	}
-	s.apply(&reply.Effect)
+	reply := s.Dispatch(ctx, t.engine, &call, info.Mode, saved)
+	s.saveAfter(reply.Effect.Kind)
 	return &reply
 }

@@ -164,7 +164,7 @@ func (st *stream) emitWait(ctx context.Context, data []byte) bool {
 		select {
 		case <-room:
 		case <-ctx.Done():
-		case <-s.done:
+		case <-s.Done():
 		}
 		s.mu.Lock()
 	}
@@ -443,7 +443,7 @@ func (st *stream) streamReply(r *controller.Request, c *connState) controller.Re
 	if s.hold() {
 		mb.Defer(s.release)
 	}
-	mb.Monitor(s.done, sessionGone{})
+	mb.Monitor(s.Done(), sessionGone{})
 	mb.Every(s.tab.t.keepAlive(), keepAlive{})
 	header := http.Header{}
 	sse.Headers(header)
@@ -494,13 +494,13 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	}
 	var st *stream
 	var after int64
-	if sid, seq, ok := parseEventID(sseLastEventID(r.Request)); ok {
+	if sid, seq, ok := parseEventID(sse.LastEventID(r.Request)); ok {
 		if found := s.streams[sid]; found != nil || sid == 0 {
 			st, after = s.streamLocked(sid), seq
 		}
 	}
 	if st == nil {
-		if lost := tab.lostCall(sseLastEventID(r.Request)); lost != nil {
+		if lost := tab.lostCall(sse.LastEventID(r.Request)); lost != nil {
 			s.mu.Unlock()
 			return lost
 		}
@@ -509,7 +509,7 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	}
 	if st.mb != nil {
 		s.mu.Unlock()
-		return errorReply(http.StatusConflict, jsonrpcError(errStreamBusy))
+		return errorReply(http.StatusConflict, wire.NewError(wire.InvalidRequest, errStreamBusy))
 	}
 	if after > st.next-1 {
 		after = st.next - 1 // an id from the future replays nothing

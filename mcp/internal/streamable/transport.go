@@ -275,13 +275,10 @@ func (t *Transport) Session(id string) (SessionInfo, bool) {
 	if s == nil {
 		return SessionInfo{}, false
 	}
-	s.stateMu.Lock()
-	turn := len(s.slot) > 0
-	s.stateMu.Unlock()
+	waiting, turn := s.Turn()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := SessionInfo{Streams: map[int64]bool{}, Holds: s.holds, Inflight: len(s.inflight),
-		Waiting: int(s.waiting.Load()), Turn: turn}
+	info := SessionInfo{Streams: map[int64]bool{}, Holds: s.holds, Waiting: waiting, Turn: turn}
 	for id, st := range s.streams {
 		info.Streams[id] = st.mb != nil
 	}
