@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -113,4 +114,49 @@ func ReadModern(method string, params json.RawMessage) (Modern, *wire.Error) {
 		return merr
 	})
 	return m, perr
+}
+
+// MissingMeta is the error of a 2026-07-28 request whose _meta lacks
+// protocolVersion or clientCapabilities (nil when it has both).
+func (m *Modern) MissingMeta() *wire.Error {
+	if m.HasVersion && m.Caps != nil {
+		return nil
+	}
+	field := MetaProtocol
+	if m.HasVersion {
+		field = MetaClientCaps
+	}
+	return &wire.Error{Code: wire.InvalidParams,
+		Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
+}
+
+// Context reads the client's capabilities (decoded by eng) and the log
+// level of a request whose _meta passed MissingMeta: LogOff when it asked
+// for no log messages.
+func (m *Modern) Context(eng Engine) (client any, level LogLevel, err *wire.Error) {
+	if client = eng.Client(m.Caps); client == nil {
+		return nil, 0, InvalidParams("_meta %q must be a ClientCapabilities object", MetaClientCaps)
+	}
+	level = LogOff
+	if m.LogLevel != nil && !IsNull(m.LogLevel) {
+		s, _ := wire.Unquote(m.LogLevel)
+		l, ok := ParseLogLevel(s)
+		if !ok {
+			return nil, 0, InvalidParams("_meta %q is not a log level", MetaLogLevel)
+		}
+		level = l
+	}
+	return client, level, nil
+}
+
+// UnsupportedVersion is -32022 for a requested version this server does
+// not serve, with data {supported, requested}.
+func UnsupportedVersion(requested string) *wire.Error {
+	supported := make([]string, 0, 4)
+	for _, rev := range AllRevisions() {
+		supported = append(supported, rev.String())
+	}
+	return &wire.Error{Code: wire.UnsupportedProtocolVersion,
+		Message: "Unsupported protocol version: " + strconv.Quote(requested),
+		Data:    map[string]any{"supported": supported, "requested": requested}}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/saguaro-go/saguaro/controller"
@@ -182,16 +181,11 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 	if perr != nil {
 		return modernCall{}, http.StatusBadRequest, perr
 	}
-	if !m.HasVersion || m.Caps == nil {
+	if missing := m.MissingMeta(); missing != nil {
 		if rev, ok := protocol.ParseRevision(hv); oneVersion && (!ok || rev != protocol.Rev20260728) && !m.HasVersion {
-			return modernCall{}, http.StatusBadRequest, unsupportedVersion(hv)
+			return modernCall{}, http.StatusBadRequest, protocol.UnsupportedVersion(hv)
 		}
-		field := protocol.MetaProtocol
-		if m.HasVersion {
-			field = protocol.MetaClientCaps
-		}
-		return modernCall{}, http.StatusBadRequest, &wire.Error{Code: wire.InvalidParams,
-			Message: "Invalid params: _meta must carry " + field, Data: map[string]string{"field": field}}
+		return modernCall{}, http.StatusBadRequest, missing
 	}
 	if !oneVersion {
 		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version is required, once")
@@ -200,7 +194,7 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 		return modernCall{}, http.StatusBadRequest, headerMismatch("MCP-Protocol-Version %q does not match _meta protocolVersion", hv)
 	}
 	if rev, ok := protocol.ParseRevision(m.Version); !ok || rev != protocol.Rev20260728 {
-		return modernCall{}, http.StatusBadRequest, unsupportedVersion(m.Version)
+		return modernCall{}, http.StatusBadRequest, protocol.UnsupportedVersion(m.Version)
 	}
 	if msg.Kind == wire.KindNotification {
 		return modernCall{}, 0, nil
@@ -241,34 +235,16 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 		}
 	}
 
-	mc := modernCall{logLevel: protocol.LogOff, read: m}
-	if mc.client = t.engine.Client(m.Caps); mc.client == nil {
-		return modernCall{}, http.StatusBadRequest, protocol.InvalidParams("_meta %q must be a ClientCapabilities object", protocol.MetaClientCaps)
+	client, level, jerr := m.Context(t.engine)
+	if jerr != nil {
+		return modernCall{}, http.StatusBadRequest, jerr
 	}
-	if m.LogLevel != nil && !protocol.IsNull(m.LogLevel) {
-		s, _ := wire.Unquote(m.LogLevel)
-		l, ok := protocol.ParseLogLevel(s)
-		if !ok {
-			return modernCall{}, http.StatusBadRequest, protocol.InvalidParams("_meta %q is not a log level", protocol.MetaLogLevel)
-		}
-		mc.logLevel = l
-	}
-	return mc, 0, nil
+	return modernCall{client: client, logLevel: level, read: m}, 0, nil
 }
 
 // methodNotFound is MethodNotFound naming the method.
 func methodNotFound(method string) *wire.Error {
 	return wire.NewError(wire.MethodNotFound, "Method not found: "+method)
-}
-
-func unsupportedVersion(requested string) *wire.Error {
-	supported := make([]string, 0, 4)
-	for _, rev := range protocol.AllRevisions() {
-		supported = append(supported, rev.String())
-	}
-	return &wire.Error{Code: wire.UnsupportedProtocolVersion,
-		Message: "Unsupported protocol version: " + strconv.Quote(requested),
-		Data:    map[string]any{"supported": supported, "requested": requested}}
 }
 
 // modernCall runs a checked modern request; the connection waits for its
