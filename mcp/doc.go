@@ -109,7 +109,7 @@
 //
 //   - server/discover answers initialize's questions; every result carries
 //     resultType and _meta serverInfo, and the cacheable ones ttlMs and
-//     cacheScope (Options.CacheHints; default 0 and private).
+//     cacheScope (ServerOptions.CacheHints; default 0 and private).
 //   - A handler's Elicit, CreateMessage and ListRoots become an
 //     input_required result (tools/call, prompts/get, resources/read):
 //     the client repeats the request with the answers and the
@@ -123,7 +123,7 @@
 //     resource updates (ListenOptions bounds it).
 //   - Resource not found is -32602 with data {uri}.
 //   - Extensions, advertised under capabilities.extensions only when
-//     enabled: tasks (Options.Tasks, Tool.TaskSupport) and skills
+//     enabled: tasks (ServerOptions.Tasks, Tool.TaskSupport) and skills
 //     (Server.AddSkill).
 //
 // # The HTTP endpoint

@@ -56,8 +56,7 @@ func Controller(opts *Options) *Endpoint {
 		cl = cluster.NewMemory().Join("")
 	}
 	listen := o.Listen.withDefaults()
-	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, StateTTL: o.StateTTL,
-		CacheHints: o.CacheHints, Tasks: o.Tasks, Listen: listen, TaskIDPrefix: cl.Self().ID + "."})
+	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + "."})
 	cfg := streamable.Config{
 		Engine:                  eng,
 		Codec:                   stateCodec{eng},

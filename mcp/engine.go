@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/seal"
@@ -20,14 +19,6 @@ type engineOptions struct {
 	// Logger receives handler panics (with their stack) and handler
 	// errors that are hidden from clients.
 	Logger *slog.Logger
-	// StateTTL bounds how long a client may take to answer an
-	// input_required result; default 10 minutes.
-	StateTTL time.Duration
-	// CacheHints sets the caching hint of a cacheable 2026-07-28
-	// method's results, by method name.
-	CacheHints map[string]CacheHint
-	// Tasks enables the tasks extension; nil leaves it off.
-	Tasks *TaskOptions
 	// Listen bounds subscriptions/listen filters.
 	Listen ListenOptions
 	// TaskIDPrefix starts every task id: a replica's id and a dot, so
@@ -97,11 +88,17 @@ func newEngine(h Handler, o engineOptions) *engine {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	e.cache = o.CacheHints
+	// What the 2026-07-28 revision serves is the Server's to say (a
+	// handler that is no Server gets the defaults, tasks off).
+	var so ServerOptions
+	if sv, ok := h.(interface{ settings() *ServerOptions }); ok {
+		so = *sv.settings()
+	}
+	e.cache = so.CacheHints
 	e.listen = o.Listen.withDefaults()
-	e.state = newStateSealer(sealKeysOf(h), o.StateTTL)
-	if o.Tasks != nil {
-		e.tasks = newTaskStore(e, o.Tasks)
+	e.state = newStateSealer(sealKeysOf(h), so.StateTTL)
+	if so.Tasks != nil {
+		e.tasks = newTaskStore(e, so.Tasks)
 		e.tasks.prefix = o.TaskIDPrefix
 	}
 	var names []string

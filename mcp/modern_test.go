@@ -31,7 +31,12 @@ type modernServer struct {
 }
 
 func modernFixture(t *testing.T) (*Server, chan struct{}, chan error) {
-	s := NewServer(Implementation{Name: "modern-test", Version: "1.0"}, nil)
+	return modernFixtureWith(t, &ServerOptions{Tasks: &TaskOptions{}})
+}
+
+// modernFixtureWith is modernFixture on a Server with so.
+func modernFixtureWith(t *testing.T, so *ServerOptions) (*Server, chan struct{}, chan error) {
+	s := NewServer(Implementation{Name: "modern-test", Version: "1.0"}, so)
 	started, ended := make(chan struct{}, 4), make(chan error, 4)
 	must := func(err error) {
 		t.Helper()
@@ -130,11 +135,16 @@ func modernFixture(t *testing.T) (*Server, chan struct{}, chan error) {
 }
 
 func startModern(t *testing.T, o *Options) *modernServer {
+	return startModernWith(t, o, &ServerOptions{Tasks: &TaskOptions{}})
+}
+
+// startModernWith is startModern on a Server with so.
+func startModernWith(t *testing.T, o *Options, so *ServerOptions) *modernServer {
 	t.Helper()
-	s, started, ended := modernFixture(t)
-	opts := Options{Handler: s, Sessions: &SessionOptions{}, Tasks: &TaskOptions{}, Logger: modQuietLog()}
+	s, started, ended := modernFixtureWith(t, so)
+	opts := Options{Handler: s, Sessions: &SessionOptions{}, Logger: modQuietLog()}
 	if o != nil {
-		opts.Identity, opts.CacheHints, opts.Listen = o.Identity, o.CacheHints, o.Listen
+		opts.Identity, opts.Listen = o.Identity, o.Listen
 		if o.Sessions == nil && o.Handler != nil {
 			opts.Sessions = nil
 		}
@@ -405,7 +415,8 @@ func TestModernLegacyUnaffected(t *testing.T) {
 }
 
 func TestModernDiscoverAndEnvelope(t *testing.T) {
-	m := startModern(t, &Options{CacheHints: map[string]CacheHint{"tools/list": {TTL: 90 * time.Second, Scope: CachePublic}}})
+	m := startModernWith(t, nil, &ServerOptions{Tasks: &TaskOptions{},
+		CacheHints: map[string]CacheHint{"tools/list": {TTL: 90 * time.Second, Scope: CachePublic}}})
 	r := m.do(mreq{method: "server/discover"})
 	require.Nil(t, r.err)
 	assert.Equal(t, "complete", r.result["resultType"])

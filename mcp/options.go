@@ -116,19 +116,8 @@ type Options struct {
 	// it below the idle timeout of every proxy between client and server.
 	KeepAlive time.Duration
 
-	// The 2026-07-28 revision (stateless, served on the same endpoint;
-	// see the package documentation).
-
-	// StateTTL bounds how long a client may take to answer an
-	// input_required result; default 10 minutes.
-	StateTTL time.Duration
-	// CacheHints sets the caching hints (ttlMs, cacheScope) of cacheable
-	// results by method; default ttlMs 0, private. See CacheHint.
-	CacheHints map[string]CacheHint
-	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks);
-	// nil leaves it off. See TaskOptions and Tool.TaskSupport.
-	Tasks *TaskOptions
-	// Listen bounds subscriptions/listen streams; nil means defaults.
+	// Listen bounds subscriptions/listen streams (2026-07-28); nil means
+	// defaults.
 	Listen *ListenOptions
 }
 

@@ -30,7 +30,7 @@ type Tool struct {
 	Meta         Meta   // since 2025-06-18
 
 	// TaskSupport lets a 2026-07-28 call of this tool run as a task when
-	// the tasks extension is enabled (Options.Tasks) and the client
+	// the tasks extension is enabled (ServerOptions.Tasks) and the client
 	// declares it: the call is answered at once with a task that the
 	// client polls with tasks/get. TaskRequired refuses a client without
 	// the extension (-32021); TaskOptional runs the tool synchronously

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/seal"
 )
@@ -21,11 +22,24 @@ type ServerOptions struct {
 	// Keys seal what the server hands clients to give back: list cursors
 	// and the requestState of 2026-07-28 input_required results. The
 	// first key seals and every key opens, so a key is rotated by putting
-	// the new one first and dropping the old one once Options.StateTTL
-	// has passed. Each should hold 32 random bytes. nil means one random
-	// key per Server: what it sealed then does not survive a restart or
-	// cross replicas, so give every replica of a cluster the same keys.
+	// the new one first and dropping the old one once StateTTL has
+	// passed. Each should hold 32 random bytes. nil means one random key
+	// per Server: what it sealed then does not survive a restart or cross
+	// replicas, so give every replica of a cluster the same keys.
 	Keys [][]byte
+
+	// The 2026-07-28 revision; every transport serves it the same way.
+
+	// StateTTL bounds how long a client may take to answer an
+	// input_required result; default 10 minutes.
+	StateTTL time.Duration
+	// CacheHints sets the caching hints (ttlMs, cacheScope) of cacheable
+	// results by method; default ttlMs 0, private. See CacheHint.
+	CacheHints map[string]CacheHint
+	// Tasks enables the tasks extension (io.modelcontextprotocol/tasks);
+	// nil leaves it off. See TaskOptions and Tool.TaskSupport. Each
+	// endpoint that serves the Server keeps its own tasks.
+	Tasks *TaskOptions
 }
 
 // Server is the registry most users write against: tools, resources,
@@ -191,3 +205,6 @@ func encodeItem(f func(e *encoder, rev Revision)) (*[nRevs][]byte, error) {
 
 // sealKeys is the key set the engine seals requestState with.
 func (s *Server) sealKeys() *seal.Keys { return s.keys }
+
+// settings is how the engine serves this Server.
+func (s *Server) settings() *ServerOptions { return &s.opts }

@@ -42,7 +42,7 @@ const (
 	TaskRequired
 )
 
-// TaskOptions configures the tasks extension ([Options.Tasks]). Zero
+// TaskOptions configures the tasks extension ([ServerOptions.Tasks]). Zero
 // fields take the defaults.
 type TaskOptions struct {
 	// TTL is how long a task stays readable with tasks/get after it

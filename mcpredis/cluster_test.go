@@ -46,7 +46,8 @@ type echoIn struct {
 }
 
 func newServer(rp *replica) *mcp.Server {
-	s := mcp.NewServer(mcp.Implementation{Name: "cluster-test", Version: "1"}, nil)
+	s := mcp.NewServer(mcp.Implementation{Name: "cluster-test", Version: "1"},
+		&mcp.ServerOptions{Tasks: &mcp.TaskOptions{PollInterval: 50 * time.Millisecond}})
 	must := func(err error) {
 		if err != nil {
 			panic(err)
@@ -115,8 +116,7 @@ func startReplicaWith(t *testing.T, name, redisURL, prefix string, h mcp.Handler
 	if h == nil {
 		h = rp.mcp
 	}
-	opts := &mcp.Options{Handler: h, Cluster: rp.cl, Sessions: &mcp.SessionOptions{ResumeGrace: time.Second},
-		Tasks: &mcp.TaskOptions{PollInterval: 50 * time.Millisecond}}
+	opts := &mcp.Options{Handler: h, Cluster: rp.cl, Sessions: &mcp.SessionOptions{ResumeGrace: time.Second}}
 	for _, fn := range adjust {
 		fn(opts)
 	}

@@ -39,8 +39,8 @@ func must(err error) {
 }
 
 // newFixture registers what the conformance scenarios call. Registration
-// errors are programming errors here, so they panic at start-up. opts is
-// nil for one process; replicas pass the shared Keys. dyn is where the
+// errors are programming errors here, so they panic at start-up. opts
+// enable tasks, and replicas pass the shared Keys. dyn is where the
 // list-changed hooks keep their state (see dynamic); newFixture sets its
 // server.
 func newFixture(logger *slog.Logger, opts *mcp.ServerOptions, dyn *dynamic) *mcp.Server {

@@ -216,13 +216,12 @@ func deletePrefix(rdb *redis.Client, prefix string) {
 func handler(logger *slog.Logger, cl *clustered) (http.Handler, *mcp.Endpoint) {
 	opts := &mcp.Options{
 		Sessions: &mcp.SessionOptions{IdleTimeout: 5 * time.Minute},
-		Tasks:    &mcp.TaskOptions{PollInterval: 200 * time.Millisecond},
 		Logger:   logger,
 	}
-	var srvOpts *mcp.ServerOptions
+	srvOpts := &mcp.ServerOptions{Tasks: &mcp.TaskOptions{PollInterval: 200 * time.Millisecond}}
 	dyn := &dynamic{logger: logger}
 	if cl != nil {
-		srvOpts = &mcp.ServerOptions{Keys: [][]byte{cl.key}}
+		srvOpts.Keys = [][]byte{cl.key}
 		opts.Cluster = cl.cl
 		dyn.shared, dyn.key = cl.rdb, cl.prefix+"fixture:dynamic"
 	}

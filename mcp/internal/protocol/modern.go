@@ -160,3 +160,21 @@ func UnsupportedVersion(requested string) *wire.Error {
 		Message: "Unsupported protocol version: " + strconv.Quote(requested),
 		Data:    map[string]any{"supported": supported, "requested": requested}}
 }
+
+// HasModernMeta reports whether params._meta names a protocol version,
+// the mark of a 2026-07-28 request.
+func HasModernMeta(params json.RawMessage) bool {
+	found := false
+	_ = EachParam(params, func(key, val []byte) *wire.Error {
+		if wire.KeyIs(key, "_meta") && len(val) > 0 && val[0] == '{' {
+			_ = wire.EachMember(val, func(k, _ []byte) error {
+				if wire.KeyIs(k, MetaProtocol) {
+					found = true
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return found
+}

@@ -49,23 +49,6 @@ func modernHeader(r *http.Request) bool {
 	return true
 }
 
-// hasModernMeta reports whether params._meta names a protocol version,
-// the mark of a 2026-07-28 request.
-func hasModernMeta(params json.RawMessage) bool {
-	found := false
-	_ = protocol.EachParam(params, func(key, val []byte) *wire.Error {
-		if wire.KeyIs(key, "_meta") && len(val) > 0 && val[0] == '{' {
-			_ = wire.EachMember(val, func(k, _ []byte) error {
-				if wire.KeyIs(k, protocol.MetaProtocol) {
-					found = true
-				}
-				return nil
-			})
-		}
-		return nil
-	})
-	return found
-}
 
 // modernErrorReply answers with an HTTP status and a JSON-RPC error that
 // carries the request's id (no id member when it is not known: the

@@ -87,7 +87,7 @@ func (t *Transport) post(r *controller.Request) controller.Reply {
 		return controller.Buffered(http.StatusBadRequest, jsonHeader(),
 			wire.AppendErrorResponse(nil, msg.ID, derr))
 	}
-	if rev == 0 && msg.IsCall() && hasModernMeta(msg.Params) {
+	if rev == 0 && msg.IsCall() && protocol.HasModernMeta(msg.Params) {
 		return t.modernMessage(r, &msg) // 2026-07-28 _meta without its header
 	}
 	switch {

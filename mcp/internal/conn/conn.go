@@ -1,0 +1,293 @@
+// Package conn is the MCP transport over a connection that carries whole
+// JSON-RPC messages in both directions: stdio (newline-delimited JSON on
+// stdin and stdout), and the in-process connection of package mcptest. A
+// connection is one session: initialize starts it for the revisions before
+// 2026-07-28, and 2026-07-28 requests are served on their own, by their
+// _meta, on the same connection.
+//
+// Every request runs on its own goroutine, so a slow tool does not hold
+// up ping or a cancellation; stateful callbacks take the session's turn,
+// one at a time, exactly as over HTTP. What a call sends (notifications,
+// server→client requests, its response) is written with the call's id as
+// the related id, for connections that keep a call's messages together.
+// The end of the input (stdin closed) ends the session: the calls still
+// running are cancelled and Serve returns once they have finished.
+package conn
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/session"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
+)
+
+// Conn carries whole JSON-RPC messages between a client and Serve.
+type Conn interface {
+	// Read returns the next message from the client: one JSON-RPC message
+	// or a batch, which Serve keeps (Read must not reuse its buffer). It
+	// returns io.EOF when the client is done; any error ends the session.
+	Read(ctx context.Context) ([]byte, error)
+	// Write sends one message to the client. related is the id of the
+	// client's request the message belongs to (its response, or what its
+	// call sent), zero for none. Serve calls it one message at a time.
+	Write(ctx context.Context, msg []byte, related wire.ID) error
+}
+
+// Config configures Serve.
+type Config struct {
+	// Engine serves the protocol. Required.
+	Engine protocol.Engine
+	// Identity is who the client is (stdio takes it from the
+	// environment); it binds 2026-07-28 requestState and tasks.
+	Identity string
+	// Logger receives transport trouble. Required.
+	Logger *slog.Logger
+	// RequestTimeout bounds each call; not positive means none.
+	RequestTimeout time.Duration
+	// QueueSize bounds the stateful callbacks waiting for their turn.
+	QueueSize int
+	// Grace is how long Serve waits, once the input ended, for calls to
+	// finish after their cancellation; then it returns anyway.
+	Grace time.Duration
+}
+
+// ErrCallsRunning is what Serve returns when calls were still running a
+// Grace after the input ended: their handlers do not honour their
+// context.
+var ErrCallsRunning = errors.New("mcp: calls still running after the connection ended")
+
+// server is one connection's session and what runs in it.
+type server struct {
+	cfg Config
+	eng protocol.Engine
+	c   Conn
+	ctx context.Context
+	log *slog.Logger
+
+	wmu sync.Mutex // one Write at a time
+
+	mu        sync.Mutex
+	sess      *session.Session      // nil until initialize
+	cancelled map[wire.ID]bool      // calls the client cancelled: no response
+	listeners map[*listening]bool   // open subscriptions/listen
+	calls     sync.WaitGroup        // requests running
+	modern    *session.Session      // the calls of 2026-07-28 requests, for cancellation
+	writeErr  error                 // the first Write that failed
+	changes   func()                // removes the engine's change hook
+	ended     chan struct{}         // closed when the input ended
+	endOnce   sync.Once
+}
+
+// Serve serves one session over c until c's input ends (nil) or fails
+// (its error), or ctx ends.
+func Serve(ctx context.Context, cfg Config, c Conn) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, log: cfg.Logger,
+		cancelled: map[wire.ID]bool{}, listeners: map[*listening]bool{},
+		modern: session.New(protocol.Rev20260728, nil, nil, 0), ended: make(chan struct{})}
+	s.changes = s.eng.OnChange(s.changed)
+	var err error
+	for {
+		msg, rerr := c.Read(ctx)
+		if errors.Is(rerr, ErrTooLarge) {
+			s.writeError(wire.ID{}, errTooLarge)
+			continue
+		}
+		if rerr != nil {
+			if !errors.Is(rerr, io.EOF) && ctx.Err() == nil {
+				err = rerr
+			}
+			break
+		}
+		s.handle(msg)
+	}
+	s.end()
+	done := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(done)
+	}()
+	grace := cfg.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Error("mcp: calls still running after the connection ended")
+		if err == nil {
+			err = ErrCallsRunning
+		}
+	}
+	if err == nil {
+		s.mu.Lock()
+		err = s.writeErr
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// end ends the session: every call is cancelled, every subscription ends.
+func (s *server) end() {
+	s.endOnce.Do(func() {
+		close(s.ended)
+		s.changes()
+		s.mu.Lock()
+		sess := s.sess
+		s.mu.Unlock()
+		if sess != nil {
+			sess.End()
+		}
+		s.modern.End()
+	})
+}
+
+// write sends one message; the first failure ends the session.
+func (s *server) write(msg []byte, related wire.ID) error {
+	s.wmu.Lock()
+	err := s.c.Write(context.WithoutCancel(s.ctx), msg, related)
+	s.wmu.Unlock()
+	if err != nil {
+		s.mu.Lock()
+		if s.writeErr == nil {
+			s.writeErr = err
+			s.log.Warn("mcp: the connection refused a message; the session ends", slog.Any("err", err))
+		}
+		s.mu.Unlock()
+		go s.end()
+	}
+	return err
+}
+
+// writeError answers a request with an error.
+func (s *server) writeError(id wire.ID, e *wire.Error) {
+	_ = s.write(wire.AppendErrorResponse(nil, id, e), id)
+}
+
+// handle serves one message from the client. The message is the
+// transport's: what the engine reads may alias it.
+func (s *server) handle(body []byte) {
+	body = trimSpace(body)
+	if len(body) == 0 {
+		return
+	}
+	if wire.IsBatch(body) {
+		s.batch(body)
+		return
+	}
+	msg, derr := s.eng.Decoder().Decode(body)
+	if derr != nil {
+		s.writeError(msg.ID, derr)
+		return
+	}
+	switch msg.Kind {
+	case wire.KindResponse, wire.KindErrorResponse:
+		if sess := s.session(); sess != nil {
+			sess.Deliver(&msg)
+		}
+		return
+	}
+	if msg.Method == "notifications/cancelled" {
+		s.cancel(&msg)
+		return
+	}
+	if protocol.HasModernMeta(msg.Params) {
+		s.modernMessage(&msg)
+		return
+	}
+	s.legacy(&msg)
+}
+
+// session is the legacy session, nil before initialize.
+func (s *server) session() *session.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess
+}
+
+// cancel serves notifications/cancelled: the call it names, in the
+// session or among the 2026-07-28 calls, is cancelled and gets no
+// response.
+func (s *server) cancel(msg *wire.Message) {
+	call := protocol.Call{Method: msg.Method, Params: msg.Params, Revision: protocol.Rev20251125}
+	if sess := s.session(); sess != nil {
+		call.Revision = sess.Revision()
+	}
+	reply := s.eng.Dispatch(s.ctx, &call, nil)
+	if reply.Effect.Kind != protocol.EffectCancel {
+		return // invalid cancellations are ignored
+	}
+	id := reply.Effect.RequestID
+	s.mu.Lock()
+	s.cancelled[id] = true
+	sess := s.sess
+	s.mu.Unlock()
+	if sess != nil {
+		sess.Cancel(id)
+	}
+	s.modern.Cancel(id)
+}
+
+// finish writes a request's response unless the client cancelled it.
+func (s *server) finish(id wire.ID, reply protocol.Reply) {
+	s.mu.Lock()
+	cancelled := s.cancelled[id]
+	delete(s.cancelled, id)
+	s.mu.Unlock()
+	if cancelled {
+		if reply.Pooled != nil {
+			wire.PutBuffer(reply.Pooled)
+		}
+		return
+	}
+	_ = s.write(s.eng.AppendReply(nil, id, reply), id)
+}
+
+// changed hears a change of the handler's lists or of a resource: the
+// session hears it once initialized (a resource update only when it
+// subscribed), and every subscriptions/listen stream as it asked.
+func (s *server) changed(c protocol.Change) {
+	s.mu.Lock()
+	sess := s.sess
+	ls := make([]*listening, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.l.Changed(c)
+	}
+	if sess == nil || !sess.Initialized() || c.Kind == protocol.ResourceUpdated && !sess.Subscribed(c.URI) {
+		return
+	}
+	method := c.Notification()
+	if method == "" {
+		return
+	}
+	var params []byte
+	if c.Kind == protocol.ResourceUpdated {
+		params = append(wire.AppendString([]byte(`{"uri":`), c.URI), '}')
+	}
+	_ = s.write(wire.AppendNotification(nil, method, params), wire.ID{})
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
