@@ -73,14 +73,14 @@ type server struct {
 	wmu sync.Mutex // one Write at a time
 
 	mu        sync.Mutex
-	sess      *session.Session      // nil until initialize
-	cancelled map[wire.ID]bool      // calls the client cancelled: no response
-	listeners map[*listening]bool   // open subscriptions/listen
-	calls     sync.WaitGroup        // requests running
-	modern    *session.Session      // the calls of 2026-07-28 requests, for cancellation
-	writeErr  error                 // the first Write that failed
-	changes   func()                // removes the engine's change hook
-	ended     chan struct{}         // closed when the input ended
+	sess      *session.Session    // nil until initialize
+	cancelled map[wire.ID]bool    // calls the client cancelled: no response
+	listeners map[*listening]bool // open subscriptions/listen
+	calls     sync.WaitGroup      // requests running
+	modern    *session.Session    // the calls of 2026-07-28 requests, for cancellation
+	writeErr  error               // the first Write that failed
+	changes   func()              // removes the engine's change hook
+	ended     chan struct{}       // closed when the input ended
 	endOnce   sync.Once
 }
 

@@ -15,8 +15,6 @@ import (
 // input_required result. notifications/cancelled cancels a request, and
 // ends a subscriptions/listen.
 
-var errNoResponses = wire.NewError(wire.InvalidRequest, "Invalid Request: 2026-07-28 clients do not send responses")
-
 // modernMessage checks and serves one 2026-07-28 message.
 func (s *server) modernMessage(msg *wire.Message) {
 	m, perr := protocol.ReadModern(msg.Method, msg.Params)

@@ -49,7 +49,6 @@ func modernHeader(r *http.Request) bool {
 	return true
 }
 
-
 // modernErrorReply answers with an HTTP status and a JSON-RPC error that
 // carries the request's id (no id member when it is not known: the
 // 2026-07-28 schema has no null id).

@@ -1,0 +1,113 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/conn"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
+)
+
+// Conn carries whole JSON-RPC messages between one client and [ServeConn]:
+// the stdio transport is one ([ServeStdio]), package mcptest's in-process
+// client another. Implement it to serve MCP over a connection of your own
+// (a Unix socket, a WebSocket).
+type Conn interface {
+	// Read returns the next message from the client: one JSON-RPC message
+	// or a batch. ServeConn keeps the slice: Read must return a new one
+	// each time. It returns io.EOF when the client is done; any other
+	// error ends the session too.
+	Read(ctx context.Context) ([]byte, error)
+	// Write sends one message to the client. related is the id of the
+	// client's request the message belongs to (the response, or a
+	// notification or request its call sent), zero for none: a
+	// connection may use it to keep a request's messages together.
+	// ServeConn calls Write one message at a time.
+	Write(ctx context.Context, msg []byte, related jsonrpc.ID) error
+}
+
+// ConnOptions configures [ServeConn] and [ServeStdio]. A nil *ConnOptions
+// means defaults; zero fields take the defaults.
+type ConnOptions struct {
+	// Identity is who the client is. Over stdio the client is the user
+	// who started the process: take it from the environment, never from
+	// the protocol. It binds 2026-07-28 requestState and tasks to their
+	// caller. Default "" (anonymous).
+	Identity string
+	// Logger receives handler panics, hidden handler errors and
+	// connection trouble; default slog.Default(). Over stdio it must not
+	// write to standard output, which carries the protocol (the log
+	// package's default output is standard error).
+	Logger *slog.Logger
+	// RequestTimeout bounds each call; default 5 minutes, negative means
+	// none.
+	RequestTimeout time.Duration
+	// QueueSize bounds the stateful callbacks waiting for their turn in
+	// the session; one more is answered "Server overloaded". Default 64.
+	QueueSize int
+	// MaxMessageBytes bounds one message read by ServeStdio (a longer line
+	// is answered InvalidRequest and skipped); default
+	// DefaultMaxBodyBytes.
+	MaxMessageBytes int
+}
+
+// ServeConn serves one client over c until c's input ends, then cancels
+// the calls still running and returns once they finished (nil), or
+// returns c's error or ctx's. The connection is one session: initialize
+// starts it for the revisions before 2026-07-28, and 2026-07-28 requests
+// are served by their own _meta, on the same connection.
+//
+// Every request runs on its own goroutine: a slow tool does not hold up
+// ping or notifications/cancelled, and stateful callbacks take the
+// session's turn one at a time, as over HTTP. Notifications a call sends
+// (progress, log messages) and its server→client requests (sampling,
+// elicitation, roots) go on the connection, and the client's answers come
+// back on it. List changes and resource updates go to the session once
+// it is initialized (updates only for its subscriptions), and to
+// subscriptions/listen. A request the client cancelled gets no response.
+// Batches are served in 2025-03-26 only.
+//
+// Pitfall: handlers must honour their context; ServeConn waits 5 seconds
+// for cancelled calls, then returns ErrCallsRunning.
+func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error {
+	if h == nil {
+		panic("mcp: ServeConn needs a Handler")
+	}
+	var o ConnOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 5 * time.Minute
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 64
+	}
+	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults()})
+	return conn.Serve(ctx, conn.Config{Engine: eng, Identity: o.Identity, Logger: o.Logger,
+		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize}, c)
+}
+
+// ServeStdio serves the stdio transport: newline-delimited JSON-RPC on
+// standard input and output, for clients that start the server as a
+// process of their own (desktop and IDE clients). Nothing else may write
+// to standard output; logs go to standard error. It returns when standard
+// input ends (the client closed it), after cancelling the calls still
+// running, or when ctx ends. See ServeConn.
+func ServeStdio(ctx context.Context, h Handler, opts *ConnOptions) error {
+	max := DefaultMaxBodyBytes
+	if opts != nil && opts.MaxMessageBytes > 0 {
+		max = opts.MaxMessageBytes
+	}
+	return ServeConn(ctx, h, conn.NewLines(os.Stdin, os.Stdout, max), opts)
+}
+
+// ErrCallsRunning is what ServeConn returns when calls still ran 5
+// seconds after the connection ended: their handlers ignore their
+// context.
+var ErrCallsRunning = conn.ErrCallsRunning
