@@ -15,9 +15,9 @@ const MaxCompletionValues = 100
 // (Type "ref/prompt", Name) or a resource template variable (Type
 // "ref/resource", URI = the template).
 type CompletionRef struct {
-	Type string
-	Name string
-	URI  string
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+	URI  string `json:"uri,omitempty"`
 }
 
 // CompleteRequest is the request of completion/complete.

@@ -256,3 +256,34 @@ func (r *CompleteResult) UnmarshalJSON(b []byte) error {
 	*r = CompleteResult(w.Completion)
 	return nil
 }
+
+// UnmarshalJSON decodes a sampling message, its content by its type.
+func (m *SamplingMessage) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role    Role            `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("mcp: sampling message: %w", err)
+	}
+	c, err := DecodeContent(w.Content)
+	if err != nil {
+		return err
+	}
+	*m = SamplingMessage{Role: w.Role, Content: c}
+	return nil
+}
+
+// MarshalJSON encodes the result as a client sends it: Raw when it is
+// set, else the fields.
+func (r *CreateMessageResult) MarshalJSON() ([]byte, error) {
+	if len(r.Raw) > 0 {
+		return r.Raw, nil
+	}
+	return json.Marshal(struct {
+		Role       Role    `json:"role"`
+		Content    Content `json:"content"`
+		Model      string  `json:"model"`
+		StopReason string  `json:"stopReason,omitempty"`
+	}{r.Role, r.Content, r.Model, r.StopReason})
+}

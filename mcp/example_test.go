@@ -5,11 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcp/mcptest"
 )
 
 type GreetIn struct {
@@ -53,19 +57,26 @@ func post(url, sid, body string, header ...string) string {
 	return resp.Header.Get("Mcp-Session-Id")
 }
 
-// A server with one typed tool, mounted as an HTTP endpoint, and a call.
+// A server with one typed tool, and a call of it from a test client in
+// the same process (package mcptest); mcp.Controller serves the same
+// server over HTTP, mcp.ServeStdio over stdio.
 func Example() {
 	srv := mcp.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Say hello"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})
-	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv})) // r.Mount("/mcp", …) in a chi app
-	defer ts.Close()
 
-	post(ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"}}}`)
+	ctx := context.Background()
+	c, err := mcptest.Dial(ctx, srv, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	out, err := mcptest.CallTool[GreetOut](ctx, c, "greet", GreetIn{Name: "Ann"})
+	fmt.Println(out.Greeting, err)
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ann!\"}"}],"structuredContent":{"greeting":"Hello, Ann!"}}}
+	// Hello, Ann! <nil>
 }
 
 func ExampleAddTool() {
@@ -77,16 +88,22 @@ func ExampleAddTool() {
 	if err != nil {
 		panic(err)
 	}
-	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv}))
-	defer ts.Close()
+	ctx := context.Background()
+	c, err := mcptest.Dial(ctx, srv, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
 
-	post(ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"}}}`,
-		"MCP-Protocol-Version", "2025-11-25")
-	post(ts.URL, "", `{"jsonrpc":"2.0","id":"2","method":"tools/call","params":{"name":"greet","arguments":{}}}`,
-		"MCP-Protocol-Version", "2025-11-25")
+	res, err := c.CallTool(ctx, "greet", GreetIn{Name: "Ann"})
+	fmt.Printf("%s %v\n", res.StructuredContent, err)
+	// Arguments that do not match the input schema are the tool's error,
+	// which the model reads.
+	res, err = c.CallTool(ctx, "greet", map[string]any{})
+	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text, err)
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"greeting\":\"Hello, Ann!\"}"}],"structuredContent":{"greeting":"Hello, Ann!"}}}
-	// {"jsonrpc":"2.0","id":"2","result":{"content":[{"type":"text","text":"Invalid arguments for tool greet: /: missing property 'name'"}],"isError":true}}
+	// {"greeting":"Hello, Ann!"} <nil>
+	// true Invalid arguments for tool greet: /: missing property 'name' <nil>
 }
 
 func ExampleController() {
@@ -126,12 +143,27 @@ func ExampleRequest_Progress() {
 	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv}))
 	defer ts.Close()
 
-	// The call asks for progress: its answer is an event stream that
-	// carries the notifications, then the result.
+	// Over HTTP, a call that asks for progress is answered with an event
+	// stream that carries the notifications, then the result.
 	post(ts.URL, "", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"job-1"}}}`,
 		"MCP-Protocol-Version", "2025-11-25")
 	// Output:
 	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"job-1","progress":1,"total":2,"message":"step"}}
 	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"job-1","progress":2,"total":2,"message":"step"}}
 	// {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}
+}
+
+// A main that serves over stdio, for clients that start the server as a
+// process of their own: the client is the user who started it, so the
+// identity comes from the environment.
+func ExampleServeStdio() {
+	srv := mcp.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (GreetOut, error) {
+		return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := mcp.ServeStdio(ctx, srv, &mcp.ConnOptions{Identity: os.Getenv("USER")}); err != nil {
+		log.Fatal(err)
+	}
 }
