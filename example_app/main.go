@@ -3,10 +3,11 @@
 // over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
 // auth and request logging. Run it from the repository's root with
 //
-//	go run -C example_app . [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
+//	go run ./example_app [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
 //
-// (example_app is a module of its own, so -C; a relative -data is then
-// relative to example_app/.)
+// With -stdio it serves the same board's MCP server over stdio instead,
+// for desktop and IDE clients that start it as a process of their own
+// (the README has the client configuration).
 //
 // With -redis, its MCP sessions live on Redis (package mcpredis), so that
 // several replicas of it can run side by side behind one load balancer
@@ -38,10 +39,20 @@ func main() {
 	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	printToken := flag.Bool("dev-token", false, "print a development token even when "+secretEnv+" is set (replicas share the secret)")
+	stdio := flag.Bool("stdio", false, "serve MCP over stdio instead of HTTP (for clients that start the app themselves); the user is $"+userEnv+" or $USER")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	if *stdio {
+		// Standard output carries the protocol: nothing else is printed.
+		if err := serveStdio(ctx, *data, logger); err != nil {
+			logger.Error("example_app stopped", slog.Any("error", err))
+			os.Exit(1)
+		}
+		return
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
