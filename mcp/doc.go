@@ -16,6 +16,10 @@
 //		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
 //	}))
 //
+// The same server runs over stdio with [ServeStdio] (or any connection
+// that carries whole JSON-RPC messages, [ServeConn]), and package mcptest
+// connects a client to it inside a test, with no HTTP and no sockets.
+//
 // A tool's input and output are Go types: their JSON Schemas are inferred
 // once at registration, arguments are validated before the function runs,
 // and the result is sent as structured content and as text. Handlers reach
@@ -52,8 +56,9 @@
 //     was emitted first it is answered as JSON on the waiting connection,
 //     else it is the last event of the call's stream.
 //
-// Every transport reaches the engine through that one interface and
-// nothing else. A call without a session skips step 2's lookup and, unless
+// Every transport (Streamable HTTP, the message connection of stdio and
+// mcptest) reaches the engine through that one interface and nothing
+// else, and keeps its sessions with the same session core. A call without a session skips step 2's lookup and, unless
 // it asked for progress, step 3's stream and worker.
 //
 // # Decisions where the specification leaves room
