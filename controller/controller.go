@@ -63,7 +63,7 @@ func New(c Controller, opts *Options) http.Handler {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := &Request{Request: r, h: h}
+	req := &Request{Request: r, h: h, w: w}
 	defer req.release()
 	reply := h.handle(req)
 	c := &conn{w: w, r: r, req: req, h: h}

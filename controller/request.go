@@ -1,6 +1,9 @@
 package controller
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // Request is the request a controller answers. It embeds the
 // *http.Request, so r.Context(), r.Header and chi.URLParam(r.Request, …)
@@ -12,7 +15,20 @@ import "net/http"
 type Request struct {
 	*http.Request
 	h  *handler
+	w  http.ResponseWriter
 	mb *Mailbox
+}
+
+// SetReadDeadline sets the deadline for reading the rest of the request,
+// its body included, as [http.ResponseController] does; the zero time
+// lifts it. A controller that bounds how long a client may take to send
+// its body sets one before reading and lifts it once the body is read:
+// net/http cancels the request's context when a read deadline passes
+// while the connection waits for its next request, which would end a
+// long reply. It returns an error wrapping [http.ErrNotSupported] when
+// the connection cannot take deadlines.
+func (r *Request) SetReadDeadline(deadline time.Time) error {
+	return http.NewResponseController(r.w).SetReadDeadline(deadline)
 }
 
 // State returns the route state ([Options.State]).
