@@ -47,6 +47,10 @@ const (
 	// MCPErrorCodeKey is the JSON-RPC error code of a failed call, e.g.
 	// -32602. Tool failures reported as isError results are not errors here.
 	MCPErrorCodeKey = "mcp.error_code"
+	// MCPRelayedToKey is the replica a request was relayed to, on the
+	// line of the replica that relayed it (the owner's line has the
+	// call's details).
+	MCPRelayedToKey = "mcp.relayed_to"
 )
 
 // Other log attribute keys that [RequestLogger] adds to its lines.

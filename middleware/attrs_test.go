@@ -41,10 +41,10 @@ func TestAttrKeys(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"method": "mcp.method", "id": "mcp.id", "tool": "mcp.tool", "prompt": "mcp.prompt",
 		"resource": "mcp.resource", "name": "mcp.name", "session": "mcp.session",
-		"revision": "mcp.revision", "error_code": "mcp.error_code",
+		"revision": "mcp.revision", "error_code": "mcp.error_code", "relayed_to": "mcp.relayed_to",
 	}, map[string]string{
 		"method": MCPMethodKey, "id": MCPIDKey, "tool": MCPToolKey, "prompt": MCPPromptKey,
 		"resource": MCPResourceKey, "name": MCPNameKey, "session": MCPSessionKey,
-		"revision": MCPRevisionKey, "error_code": MCPErrorCodeKey,
+		"revision": MCPRevisionKey, "error_code": MCPErrorCodeKey, "relayed_to": MCPRelayedToKey,
 	})
 }

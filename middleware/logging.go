@@ -32,8 +32,9 @@ import (
 // defaults at all).
 type LogOptions struct {
 	// Level is the minimum level of a line. The level of a line comes from
-	// its status: 5xx and panics are Error, every 4xx (429 included) is
-	// Warn, everything else (OPTIONS included) is Info. Default: Info.
+	// its status: 5xx and panics are Error, every 4xx (429 included) and
+	// aborted responses are Warn, everything else (OPTIONS included) is
+	// Info. Default: Info.
 	Level slog.Level
 
 	// Schema names the fields of a line. Default: [httplog.SchemaECS]. Pass
@@ -113,6 +114,10 @@ const defaultLogBodyMaxLen = 1024
 //   - sets the level from the status alone (429 is Warn and OPTIONS is
 //     Info, where httplog says Info and Debug) and logs a panic at Error
 //     even when it is not recovered;
+//   - logs a response cut on purpose ([http.ErrAbortHandler], which
+//     net/http and httputil.ReverseProxy use to abort a response that
+//     cannot be finished) as what it is: "response aborted", at Warn or
+//     the status's level if higher, with no stack;
 //   - never copies an event stream's body, and never drains the unread rest
 //     of a request body into memory;
 //   - adds the attributes of [SetAttrs] and [SetError], which are safe
@@ -320,14 +325,15 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 			// when not recovering, once the line is written.
 			defer panic(rec)
 		}
-		var stack []uintptr
-		if rec != http.ErrAbortHandler {
-			stack = make([]uintptr, 10)
+		if rec == http.ErrAbortHandler {
+			line = appendAttrs(line, slog.String(o.Schema.ErrorMessage, "response aborted"))
+		} else {
+			stack := make([]uintptr, 10)
 			// Skip Callers, finish, the deferred func and gopanic: the
 			// first frame is the one that panicked.
 			stack = stack[:runtime.Callers(4, stack)]
+			line = appendPanic(line, o.Schema, rec, stack)
 		}
-		line = appendPanic(line, o.Schema, rec, stack)
 	}
 
 	duration := time.Since(start)
@@ -339,7 +345,10 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		return
 	}
 	lvl := levelForStatus(status)
-	if panicked {
+	switch {
+	case rec == http.ErrAbortHandler:
+		lvl = max(lvl, slog.LevelWarn)
+	case panicked:
 		lvl = slog.LevelError
 	}
 	h := l.logger.Handler()

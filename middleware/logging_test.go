@@ -193,6 +193,28 @@ func TestRequestLogger_RecoverPanicsOption(t *testing.T) {
 	assert.Equal(t, "ERROR", lines[0]["log.level"])
 }
 
+func TestRequestLogger_AbortIsAWarning(t *testing.T) {
+	t.Parallel()
+	// A response cut on purpose (a reverse proxy whose upstream died
+	// mid-body) is not a crash: Warn, "response aborted", no stack.
+	srv, sink := serve(t, &LogOptions{RecoverPanics: true}, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(": started\n\n"))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	res, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	_, err = io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Error(t, err, "the client sees the response cut")
+	lines := sink.waitLines(t, 2) // the stream's start line, then its end
+	end := lines[len(lines)-1]
+	assert.Equal(t, "WARN", end["log.level"])
+	assert.Equal(t, "response aborted", end["error.message"])
+	assert.NotContains(t, end, "error.stack_trace")
+}
+
 func TestSetAttrs_FromManyGoroutines(t *testing.T) {
 	t.Parallel()
 	const n = 8
