@@ -150,19 +150,23 @@
 //
 //	method other than POST (GET, DELETE with sessions)   405, Allow
 //	Origin present and not allowed, or Host not allowed  403 (see Options.AllowedOrigins)
+//	POST from a caller with Limits.Calls in flight       429, Retry-After: 1, -32603
 //	several Mcp-Session-Id headers                       400
 //	unknown session, or bound to another identity        404 (its existence is not revealed)
 //	Accept lacks application/json or text/event-stream   406
 //	Content-Type not application/json                    415
 //	MCP-Protocol-Version not served                      400, -32022 {supported, requested}
 //	body over Options.MaxBodyBytes (4 MiB)               413
+//	body not sent within Limits.BodyTimeout (30 s)       408, -32600, connection closed, logged
 //	body not JSON, not UTF-8, or not JSON-RPC            400, -32700 or -32600
 //	no Mcp-Session-Id on a non-initialize request        400 (sessions on)
 //	initialize on an existing session                    400, -32600
 //	batch outside 2025-03-26                             400, -32600
 //	notification or client response                      202
 //	session store full (SessionOptions.MaxSessions)      503, Retry-After
+//	caller holds Limits.Sessions sessions (initialize)   429, Retry-After: 30, -32603
 //	a second GET stream on one session                   409
+//	caller holds Limits.Streams streams (GET, listen)    429, Retry-After: 5, -32603
 //	DELETE of a session                                  204
 //	stateful callback queue full (QueueSize)             -32603 "Server overloaded"
 //
@@ -184,6 +188,8 @@
 //	session store does not answer                        503, Retry-After: 1, -32603
 //	session moving between replicas (a race)             503, Retry-After: 1, -32603
 //	owner unreachable for a reason other than being gone 502, -32603
+//	owner dies while a relayed answer streams            the client's answer is cut (it resumes
+//	                                                       with Last-Event-ID); Warn with replica, session
 //	a relayed request reaching the wrong replica         421 (the relaying replica then takes over)
 //	resuming a POST stream whose call died with its      200, one event: that call's -32603
 //	  replica (the id names the call)                       error response, then the stream ends

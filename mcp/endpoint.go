@@ -28,11 +28,12 @@ type Endpoint struct {
 // start-up, not fail every request.
 //
 // Requests are checked in this order, each failure answered at once:
-// method (405 with Allow), Origin and Host (403), session (400 missing,
-// 404 unknown or bound to another identity), headers (406 Accept, 415
-// Content-Type, 400 MCP-Protocol-Version), body (413 over the limit, 400
-// for a body that is not JSON-RPC). The package documentation has the
-// full table.
+// method (405 with Allow), Origin and Host (403), the caller's calls in
+// flight (429), session (400 missing, 404 unknown or bound to another
+// identity), headers (406 Accept, 415 Content-Type, 400
+// MCP-Protocol-Version), body (413 over the limit, 408 too slow, 400 for
+// a body that is not JSON-RPC). The package documentation has the full
+// table; Options.Limits the bounds on each caller.
 func Controller(opts *Options) *Endpoint {
 	if opts == nil || opts.Handler == nil {
 		panic("mcp: Controller needs Options with a Handler")
@@ -58,20 +59,20 @@ func Controller(opts *Options) *Endpoint {
 	listen := o.Listen.withDefaults()
 	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + "."})
 	cfg := streamable.Config{
-		Engine:                  eng,
-		Codec:                   stateCodec{eng},
-		Cluster:                 cl,
-		JSONResponse:            o.JSONResponse,
-		MaxBodyBytes:            o.MaxBodyBytes,
-		Allowed:                 func(r *http.Request) bool { return rule.Check(r) == nil },
-		Identity:                o.Identity,
-		Authorize:               o.Authorize,
-		Attrs:                   o.Attrs,
-		Logger:                  o.Logger,
-		WriteTimeout:            o.WriteTimeout,
-		KeepAlive:               o.KeepAlive,
-		MaxListenersPerIdentity: listen.MaxPerIdentity,
-		MaxListeners:            listen.MaxStreams,
+		Engine:       eng,
+		Codec:        stateCodec{eng},
+		Cluster:      cl,
+		JSONResponse: o.JSONResponse,
+		MaxBodyBytes: o.MaxBodyBytes,
+		Allowed:      func(r *http.Request) bool { return rule.Check(r) == nil },
+		Identity:     o.Identity,
+		Authorize:    o.Authorize,
+		Attrs:        o.Attrs,
+		Logger:       o.Logger,
+		WriteTimeout: o.WriteTimeout,
+		KeepAlive:    o.KeepAlive,
+		MaxListeners: listen.MaxStreams,
+		Limits:       o.Limits.config(),
 	}
 	if s := o.Sessions; s != nil {
 		cfg.Sessions = s.config()

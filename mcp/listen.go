@@ -28,11 +28,8 @@ import (
 // ListenOptions bounds subscriptions/listen ([Options.Listen]). Zero
 // fields take the defaults.
 type ListenOptions struct {
-	// MaxPerIdentity bounds the open streams of one caller (by
-	// Options.Identity; everyone is one caller without it); one more is
-	// answered 429. Default 16.
-	MaxPerIdentity int
-	// MaxStreams bounds the open streams of the endpoint; default 10,000.
+	// MaxStreams bounds the open streams of the endpoint; one more is
+	// answered 429. Default 10,000. Limits.Streams bounds one caller's.
 	MaxStreams int
 	// MaxResourceURIs bounds resourceSubscriptions (and taskIds) in one
 	// filter (InvalidParams beyond it); default 256.
@@ -43,9 +40,6 @@ func (o *ListenOptions) withDefaults() ListenOptions {
 	var c ListenOptions
 	if o != nil {
 		c = *o
-	}
-	if c.MaxPerIdentity <= 0 {
-		c.MaxPerIdentity = 16
 	}
 	if c.MaxStreams <= 0 {
 		c.MaxStreams = 10_000

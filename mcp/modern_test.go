@@ -144,7 +144,7 @@ func startModernWith(t *testing.T, o *Options, so *ServerOptions) *modernServer 
 	s, started, ended := modernFixtureWith(t, so)
 	opts := Options{Handler: s, Sessions: &SessionOptions{}, Logger: modQuietLog()}
 	if o != nil {
-		opts.Identity, opts.Listen = o.Identity, o.Listen
+		opts.Identity, opts.Listen, opts.Limits = o.Identity, o.Listen, o.Limits
 		if o.Sessions == nil && o.Handler != nil {
 			opts.Sessions = nil
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/streamable"
 )
 
 // DefaultMaxBodyBytes is the default bound on a POST body (4 MiB).
@@ -98,7 +99,9 @@ type Options struct {
 	Authorize func(r *http.Request, method, name string) http.Handler
 
 	// Attrs receives log attributes about each call (method, id, tool,
-	// session, revision, error code), from any goroutine; set it to
+	// session, revision, error code, and on a replica that relays the
+	// request to its session's owner the owner's id), from any
+	// goroutine; set it to
 	// middleware.SetAttrs to get them on the request's log line. The keys
 	// are the Attr… constants.
 	Attrs func(ctx context.Context, attrs ...slog.Attr)
@@ -119,6 +122,88 @@ type Options struct {
 	// Listen bounds subscriptions/listen streams (2026-07-28); nil means
 	// defaults.
 	Listen *ListenOptions
+
+	// Limits bounds what one caller may hold at once and how long a
+	// request body may take; nil means the defaults, which suit a
+	// server on the open internet.
+	Limits *Limits
+}
+
+// Limits bounds what one caller holds at once ([Options.Limits]), so that
+// no single client, slow or hostile, can take what the others need. A
+// caller is the identity Options.Identity returns or, for a request
+// without one, the address it came from: the host of the request's
+// RemoteAddr, an IPv6 address counted by its /64. Behind a proxy, put a
+// middleware that sets RemoteAddr to the client's address (chi's RealIP,
+// with a proxy you trust) in front of the endpoint, or every anonymous
+// client counts as the proxy. Each replica of a cluster counts its own.
+//
+// Zero fields take the defaults; a negative field turns its bound off.
+// The defaults suit people and their agents; a service that calls on
+// behalf of many users with one identity needs more, or an Identity that
+// tells its users apart.
+type Limits struct {
+	// BodyTimeout bounds how long a POST's body may take to arrive,
+	// counted from when the endpoint sees the request. A client that
+	// trickles its body is answered 408 Request Timeout, its connection
+	// closed, and a warning logged. Default 30s: a body at the default
+	// MaxBodyBytes (4 MiB) arrives in under 20 s at 2 Mbit/s, and a
+	// trickling client holds its connection and goroutine for no longer.
+	// It needs net/http's own ResponseWriter (or wrappers that unwrap to
+	// it, as chi's and httplog's do): with another the body is unbounded.
+	BodyTimeout time.Duration
+	// Calls bounds the POSTs one caller has in flight at once; one more
+	// is answered 429 with Retry-After: 1. A POST is in flight until its
+	// answer, JSON or event stream, ends. Default 64: an agent runs a few
+	// calls at once (parallel tool calls rarely pass ten), and one
+	// caller's bodies in memory stay under 64 × MaxBodyBytes.
+	Calls int
+	// Streams bounds the event streams one caller holds open with no
+	// call behind them: sessions' GET streams and subscriptions/listen
+	// streams. One more is answered 429 with Retry-After: 5. Default 32:
+	// a session has one GET stream (and a resumed call's stream while it
+	// replays), a 2026-07-28 client one listen stream or two, so 32
+	// covers a person's clients with room to spare, while each stream
+	// holds a connection and a goroutine for as long as it lasts.
+	Streams int
+	// Sessions bounds the live sessions one caller created; an
+	// initialize beyond it is answered 429 with Retry-After: 30. Default
+	// 256: a person's IDE windows and agents hold a few dozen, and 256
+	// lets a script that opens a session on every run and never ends it
+	// run every 7 s within the default 30-minute IdleTimeout, while one
+	// caller cannot fill SessionOptions.MaxSessions. A session taken
+	// over from a replica that died counts, even beyond the bound.
+	Sessions int
+}
+
+// config is o with the defaults filled in, for the transport.
+func (o *Limits) config() streamable.Limits {
+	var l Limits
+	if o != nil {
+		l = *o
+	}
+	pick := func(v, def int) int {
+		switch {
+		case v < 0:
+			return 0
+		case v == 0:
+			return def
+		}
+		return v
+	}
+	c := streamable.Limits{
+		BodyTimeout: l.BodyTimeout,
+		Calls:       pick(l.Calls, 64),
+		Streams:     pick(l.Streams, 32),
+		Sessions:    pick(l.Sessions, 256),
+	}
+	switch {
+	case c.BodyTimeout < 0:
+		c.BodyTimeout = 0
+	case c.BodyTimeout == 0:
+		c.BodyTimeout = 30 * time.Second
+	}
+	return c
 }
 
 // Log attribute keys passed to [Options.Attrs]. They are the same strings
@@ -132,6 +217,7 @@ const (
 	AttrSession   = protocol.AttrSession
 	AttrRevision  = protocol.AttrRevision
 	AttrErrorCode = protocol.AttrErrorCode
+	AttrRelayedTo = protocol.AttrRelayedTo
 )
 
 // SessionOptions configures stateful sessions ([Options.Sessions]). Zero

@@ -85,7 +85,7 @@ func TestAbandonedSessions(t *testing.T) {
 
 	// What an idle session costs, measured long before its timeout.
 	t.Run("cost", func(t *testing.T) {
-		ep := Controller(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: time.Hour}})
+		ep := Controller(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: time.Hour}, Limits: unlimited})
 		baseG, baseHeap := settledGoroutines(), heapInUse()
 		created := createSessions(t, ep, n)
 		require.Equal(t, n, ep.Sessions())
@@ -104,7 +104,7 @@ func TestAbandonedSessions(t *testing.T) {
 	// A short IdleTimeout reaps all of them, even while more are made.
 	t.Run("reaped", func(t *testing.T) {
 		idle := 300 * time.Millisecond
-		ep := Controller(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: idle}})
+		ep := Controller(&Options{Handler: newFixture(t).srv, Sessions: &SessionOptions{IdleTimeout: idle}, Limits: unlimited})
 		baseG, baseHeap := settledGoroutines(), heapInUse()
 		created := createSessions(t, ep, n)
 		eventually2(t, 10*time.Second, func() bool { return ep.Sessions() == 0 }, "sessions left: %d", ep.Sessions())
@@ -324,3 +324,7 @@ func readEmptyOr404(t testing.TB, resp *http.Response) {
 	defer resp.Body.Close()
 	assert.Contains(t, []int{204, 404}, resp.StatusCode)
 }
+
+// unlimited turns off the per-caller bounds, for tests that play many
+// clients from one address.
+var unlimited = &Limits{Calls: -1, Streams: -1, Sessions: -1}

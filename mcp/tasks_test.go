@@ -172,7 +172,7 @@ func (m *modernServer) listen(ctx context.Context, filter map[string]any, hdr ma
 }
 
 func TestListen(t *testing.T) {
-	m := startModern(t, &Options{Listen: &ListenOptions{MaxPerIdentity: 2}})
+	m := startModern(t, &Options{Limits: &Limits{Streams: 2}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp, next := m.listen(ctx, map[string]any{"toolsListChanged": true, "resourceSubscriptions": []any{"test://r"}}, nil)

@@ -48,7 +48,10 @@ func build(o serve.Options) (serve.Built, error) {
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the text back"}, echo); err != nil {
 		return serve.Built{}, err
 	}
-	opts := &mcp.Options{Handler: s, Sessions: &mcp.SessionOptions{IdleTimeout: o.IdleTimeout}}
+	// The load generator plays many clients from one address: the
+	// per-caller bounds, meant for the open internet, are off.
+	opts := &mcp.Options{Handler: s, Sessions: &mcp.SessionOptions{IdleTimeout: o.IdleTimeout},
+		Limits: &mcp.Limits{Calls: -1, Streams: -1, Sessions: -1}}
 	notes := fmt.Sprintf("mcp.Controller, sessions with IdleTimeout %v", o.IdleTimeout)
 	var closeFn func()
 	switch o.Mode {

@@ -158,4 +158,5 @@ const (
 	AttrSession   = "mcp.session"
 	AttrRevision  = "mcp.revision"
 	AttrErrorCode = "mcp.error_code"
+	AttrRelayedTo = "mcp.relayed_to"
 )

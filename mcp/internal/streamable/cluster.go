@@ -322,6 +322,10 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *cluste
 	}
 	tab.m[rec.ID] = s
 	tab.mu.Unlock()
+	// A session taken over counts against its caller like one created
+	// here, over the bound if need be: it is not the caller's doing.
+	s.caller = tab.t.callerOf(r)
+	tab.t.callers.acquire(s.caller, holdSession, 0)
 	s.mu.Lock()
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
 	s.mu.Unlock()

@@ -17,34 +17,26 @@ import (
 // Keep-alive comments go out while nothing happens; closing the stream
 // ends the subscription.
 
-// listenLimits counts open streams.
+// listenLimits counts the endpoint's open subscription streams.
 type listenLimits struct {
 	mu    sync.Mutex
-	by    map[string]int
 	total int
 }
 
-func (l *listenLimits) acquire(id string, perIdentity, total int) bool {
+func (l *listenLimits) acquire(total int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.by == nil {
-		l.by = map[string]int{}
-	}
-	if l.total >= total || l.by[id] >= perIdentity {
+	if l.total >= total {
 		return false
 	}
 	l.total++
-	l.by[id]++
 	return true
 }
 
-func (l *listenLimits) release(id string) {
+func (l *listenLimits) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total--
-	if l.by[id]--; l.by[id] <= 0 {
-		delete(l.by, id)
-	}
 }
 
 var errTooManyListeners = wire.NewError(wire.InternalError, "Too many subscriptions: close one first")
@@ -63,14 +55,20 @@ func (t *Transport) listen(r *controller.Request, msg *wire.Message, mc *modernC
 	if perr != nil {
 		return modernErrorReply(http.StatusBadRequest, msg.ID, perr)
 	}
-	if !t.listeners.acquire(call.Identity, t.cfg.MaxListenersPerIdentity, t.cfg.MaxListeners) {
+	if !t.listeners.acquire(t.cfg.MaxListeners) {
 		l.Close()
-		h := jsonHeader()
-		h.Set("Retry-After", "5")
-		return controller.Buffered(http.StatusTooManyRequests, h, appendModernError(nil, msg.ID, errTooManyListeners))
+		return tooManyReply(5, appendModernError(nil, msg.ID, errTooManyListeners))
 	}
-	ident := call.Identity
-	mb.Defer(func() { t.listeners.release(ident) })
+	c := t.callerOf(r.Request)
+	if !t.callers.acquire(c, holdStream, t.cfg.Limits.Streams) {
+		t.listeners.release()
+		l.Close()
+		return tooManyReply(5, appendModernError(nil, msg.ID, errTooManyStreams))
+	}
+	mb.Defer(func() {
+		t.listeners.release()
+		t.callers.release(c, holdStream)
+	})
 	mb.Defer(l.Close)
 	mb.Defer(t.changes.add(l.Changed))
 	_ = mb.Send(listenWake{}) // the acknowledgement

@@ -91,7 +91,7 @@ func (t *Transport) modernPost(r *controller.Request) controller.Reply {
 		return modernErrorReply(http.StatusUnsupportedMediaType, wire.ID{}, wire.NewError(wire.InvalidRequest,
 			"Unsupported Media Type: Content-Type must be application/json"))
 	}
-	buf, bad := t.readBody(r.Request)
+	buf, bad := t.readBody(r)
 	if bad != nil {
 		return bad
 	}

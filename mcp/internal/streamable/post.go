@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
@@ -20,16 +21,20 @@ var (
 )
 
 // readBody reads the POST body within the size limit into a pooled
-// buffer; the caller returns it with wire.PutBuffer.
-func (t *Transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
-	buf := wire.GetBuffer()
+// buffer; the caller returns it with wire.PutBuffer. A body that is not
+// sent within Limits.BodyTimeout is answered 408 and its connection
+// closed.
+func (t *Transport) readBody(r *controller.Request) (*[]byte, controller.Reply) {
 	if r.ContentLength > t.cfg.MaxBodyBytes {
-		wire.PutBuffer(buf)
 		return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
 	}
+	buf := wire.GetBuffer()
 	body := http.MaxBytesReader(nil, r.Body, t.cfg.MaxBodyBytes)
 	b := (*buf)[:0]
-	if n := int(r.ContentLength); n > 0 && cap(b) < n {
+	// The declared length is a hint, not a promise: a client may declare
+	// the limit and send nothing. Beyond preallocBytes the buffer grows
+	// with what actually arrives.
+	if n := int(min(r.ContentLength, preallocBytes)); n > 0 && cap(b) < n {
 		b = make([]byte, 0, n)
 	}
 	for {
@@ -45,15 +50,28 @@ func (t *Transport) readBody(r *http.Request) (*[]byte, controller.Reply) {
 			*buf = b
 			wire.PutBuffer(buf)
 			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
+			switch {
+			case errors.As(err, &tooLarge):
 				return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
+			case timedOut(err):
+				t.slowBody(r.Request, len(b))
+				h := jsonHeader()
+				h.Set("Connection", "close")
+				return nil, controller.Buffered(http.StatusRequestTimeout, h, wire.AppendErrorResponse(nil, wire.ID{}, errBodyTimeout))
 			}
 			return nil, errorReply(http.StatusBadRequest, errBodyRead)
 		}
 	}
+	if t.cfg.Limits.BodyTimeout > 0 {
+		_ = r.SetReadDeadline(time.Time{})
+	}
 	*buf = b
 	return buf, nil
 }
+
+// preallocBytes bounds what a declared Content-Length reserves before
+// the body arrives.
+const preallocBytes = 64 << 10
 
 // post serves a POST: one message, or (2025-03-26) a batch.
 func (t *Transport) post(r *controller.Request) controller.Reply {
@@ -71,7 +89,7 @@ func (t *Transport) post(r *controller.Request) controller.Reply {
 	if bad != nil {
 		return bad
 	}
-	buf, bad := t.readBody(r.Request)
+	buf, bad := t.readBody(r)
 	if bad != nil {
 		return bad
 	}

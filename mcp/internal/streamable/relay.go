@@ -71,22 +71,23 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 		var err error
 		body, err = io.ReadAll(io.LimitReader(r.Body, t.cfg.MaxBodyBytes+1))
 		if err != nil {
-			writeRelayError(w, http.StatusBadRequest, errBodyRead)
+			writeError(w, http.StatusBadRequest, errBodyRead)
 			return
 		}
 		if int64(len(body)) > t.cfg.MaxBodyBytes {
-			writeRelayError(w, http.StatusRequestEntityTooLarge, errBodyTooLarge)
+			writeError(w, http.StatusRequestEntityTooLarge, errBodyTooLarge)
 			return
 		}
 	}
-	failed := t.forward(w, r, body, rec.Owner, target)
+	t.relayAttrs(r, body, rec)
+	failed := t.forward(w, r, body, rec.Owner, rec.ID, target)
 	if failed == nil || r.Context().Err() != nil {
 		return
 	}
 	if !ownerGone(failed) || r.Context().Value(relayDepthKey{}) != nil {
 		t.log.WarnContext(r.Context(), "mcp: relay to a session's replica failed",
 			slog.String(protocol.AttrSession, rec.ID), slog.String("replica", rec.Owner), slog.Any("err", failed))
-		writeRelayError(w, http.StatusBadGateway, errRelayFailed)
+		writeError(w, http.StatusBadGateway, errRelayFailed)
 		return
 	}
 	// The owner is gone: claim the session and serve the request again,
@@ -97,7 +98,7 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 	cancel()
 	if err != nil {
 		t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
-		writeRelayError(w, http.StatusServiceUnavailable, errStoreUnavailable)
+		writeError(w, http.StatusServiceUnavailable, errStoreUnavailable)
 		return
 	}
 	t.serveHere(w, r, body)
@@ -112,10 +113,35 @@ func (t *Transport) serveHere(w http.ResponseWriter, r *http.Request, body []byt
 	t.handler.ServeHTTP(w, again)
 }
 
-// forward relays r, whose body is body, to target, the endpoint of
-// replica owner, and copies the answer back, streaming. It returns why
-// the owner did not answer (nothing was written then), or nil.
-func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte, owner, target string) error {
+// relayAttrs reports a relayed request to the log hook: its session, its
+// method (the owner's log line has the rest) and the replica it went to.
+func (t *Transport) relayAttrs(r *http.Request, body []byte, rec *cluster.Record) {
+	if t.cfg.Attrs == nil {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 3)
+	attrs = append(attrs, slog.String(protocol.AttrSession, rec.ID))
+	if len(body) > 0 && body[0] == '{' {
+		_ = wire.EachMember(body, func(k, v []byte) error {
+			if wire.KeyIs(k, "method") {
+				if m, ok := wire.Unquote(v); ok {
+					attrs = append(attrs, slog.String(protocol.AttrMethod, m))
+				}
+			}
+			return nil
+		})
+	}
+	attrs = append(attrs, slog.String(protocol.AttrRelayedTo, rec.Owner))
+	t.cfg.Attrs(r.Context(), attrs...)
+}
+
+// forward relays r, whose body is body, to target, the endpoint of the
+// replica that owns session rec (nil for a task's replica, owner), and
+// copies the answer back, streaming. It returns why the owner did not
+// answer (nothing was written then), or nil. When the owner dies after
+// its answer began, the client's answer is cut (http.ErrAbortHandler, as
+// net/http expects) and a warning says which replica and session.
+func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte, owner, session, target string) error {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
 		t.log.ErrorContext(r.Context(), "mcp: a replica's relay URL is not a URL", slog.String("url", target))
@@ -151,6 +177,17 @@ func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte,
 		},
 	}
 	proxy.ErrorHandler = func(_ http.ResponseWriter, _ *http.Request, err error) { failed = err }
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler && r.Context().Err() == nil {
+				// The answer stopped mid-way while the client still
+				// listened: the owner died or closed on it.
+				t.log.WarnContext(r.Context(), "mcp: a relayed answer was cut: the replica that ran it went away",
+					slog.String("replica", owner), slog.String(protocol.AttrSession, session))
+			}
+			panic(v)
+		}
+	}()
 	proxy.ServeHTTP(w, withBody(r, body))
 	return failed
 }
@@ -181,7 +218,9 @@ func ownerGone(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-func writeRelayError(w http.ResponseWriter, status int, e *wire.Error) {
+// writeError answers with an HTTP status and a JSON-RPC error with a null
+// id, written directly (errorReply is the controller's form).
+func writeError(w http.ResponseWriter, status int, e *wire.Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if status == http.StatusServiceUnavailable {
@@ -247,10 +286,10 @@ func (t *Transport) relayTask(replica string, body []byte) controller.Reply {
 			return
 		case err != nil:
 			t.log.WarnContext(r.Context(), "mcp: session store unavailable", slog.Any("err", err))
-			writeRelayError(w, http.StatusServiceUnavailable, errStoreUnavailable)
+			writeError(w, http.StatusServiceUnavailable, errStoreUnavailable)
 			return
 		}
-		failed := t.forward(w, r, body, replica, target)
+		failed := t.forward(w, r, body, replica, "", target)
 		switch {
 		case failed == nil || r.Context().Err() != nil:
 		case ownerGone(failed):
@@ -258,7 +297,7 @@ func (t *Transport) relayTask(replica string, body []byte) controller.Reply {
 		default:
 			t.log.WarnContext(r.Context(), "mcp: relay to a task's replica failed",
 				slog.String("replica", replica), slog.Any("err", failed))
-			writeRelayError(w, http.StatusBadGateway, errRelayFailed)
+			writeError(w, http.StatusBadGateway, errRelayFailed)
 		}
 	}))
 }

@@ -70,6 +70,8 @@ type session struct {
 	tab      *sessionTable
 	id       string
 	identity string
+	// caller is whom the session counts against (Limits.Sessions).
+	caller caller
 
 	lastActive atomic.Int64
 	// lastKept is when the cluster's record was last kept alive (Create,
@@ -111,8 +113,12 @@ func (tab *sessionTable) count() int {
 	return len(tab.m)
 }
 
-// errTableFull: MaxSessions are live.
-var errTableFull = errors.New("mcp: too many sessions")
+var (
+	// errTableFull: MaxSessions are live.
+	errTableFull = errors.New("mcp: too many sessions")
+	// errCallerFull: the caller has Limits.Sessions live.
+	errCallerFull = errors.New("mcp: too many sessions for this caller")
+)
 
 // add creates and registers a session: errTableFull when the table is
 // full, or the cluster's error when it could not record the session.
@@ -125,10 +131,15 @@ func (tab *sessionTable) add(r *http.Request, rev protocol.Revision, client any,
 	if tab.t.cfg.Identity != nil {
 		s.identity = tab.t.cfg.Identity(r)
 	}
+	s.caller = tab.t.callerOf(r)
+	if !tab.t.callers.acquire(s.caller, holdSession, tab.t.cfg.Limits.Sessions) {
+		return nil, errCallerFull
+	}
 	s.touch()
 	tab.mu.Lock()
 	if len(tab.m) >= tab.opts.MaxSessions {
 		tab.mu.Unlock()
+		tab.t.callers.release(s.caller, holdSession)
 		return nil, errTableFull
 	}
 	tab.m[s.id] = s
@@ -137,6 +148,7 @@ func (tab *sessionTable) add(r *http.Request, rev protocol.Revision, client any,
 		tab.mu.Lock()
 		delete(tab.m, s.id)
 		tab.mu.Unlock()
+		tab.t.callers.release(s.caller, holdSession)
 		return nil, err
 	}
 	s.mu.Lock()
@@ -271,6 +283,7 @@ func (s *session) endBecause(reason CloseReason) {
 		delete(s.tab.m, s.id)
 	}
 	s.tab.mu.Unlock()
+	s.tab.t.callers.release(s.caller, holdSession)
 	s.tab.forget(s, reason)
 	if fn := s.tab.opts.OnClose; fn != nil {
 		fn(s.id, reason)

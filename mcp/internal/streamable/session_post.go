@@ -34,6 +34,9 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 		return t.answer(r.Request, msg, &reply)
 	}
 	s, err := tab.add(r.Request, reply.Effect.Revision, reply.Effect.Client, reply.State)
+	if err == errCallerFull {
+		return tooManyReply(30, wire.AppendErrorResponse(nil, msg.ID, errCallerSessions))
+	}
 	if err != nil {
 		e, retry := errTooManySessions, "5"
 		if err != errTableFull {

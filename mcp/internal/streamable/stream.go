@@ -486,6 +486,7 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	if err := s.standalone().sync(r.Context()); err != nil {
 		return tab.unavailable(r.Request, err)
 	}
+	who := tab.t.callerOf(r.Request)
 	mb := r.Mailbox()
 	s.mu.Lock()
 	if s.ended {
@@ -511,6 +512,11 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 		s.mu.Unlock()
 		return errorReply(http.StatusConflict, wire.NewError(wire.InvalidRequest, errStreamBusy))
 	}
+	if !tab.t.callers.acquire(who, holdStream, tab.t.cfg.Limits.Streams) {
+		s.mu.Unlock()
+		return tooManyReply(5, wire.AppendErrorResponse(nil, wire.ID{}, errTooManyStreams))
+	}
+	mb.Defer(func() { tab.t.callers.release(who, holdStream) })
 	if after > st.next-1 {
 		after = st.next - 1 // an id from the future replays nothing
 	}

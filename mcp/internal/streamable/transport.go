@@ -46,10 +46,11 @@ type Config struct {
 	WriteTimeout time.Duration
 	// KeepAlive is the interval of keep-alive comments on event streams.
 	KeepAlive time.Duration
-	// MaxListenersPerIdentity and MaxListeners bound the open
-	// subscriptions/listen streams (429 beyond them).
-	MaxListenersPerIdentity int
-	MaxListeners            int
+	// MaxListeners bounds the open subscriptions/listen streams of the
+	// endpoint (429 beyond it).
+	MaxListeners int
+	// Limits bounds what each caller holds, and how long a body may take.
+	Limits Limits
 }
 
 // StateCodec saves and restores a session's handler state.
@@ -89,7 +90,9 @@ type Transport struct {
 	workers workerPool
 	// listeners counts the open subscriptions/listen streams.
 	listeners listenLimits
-	stop      []func()
+	// callers counts what each caller holds.
+	callers callers
+	stop    []func()
 }
 
 // New builds a Transport.
@@ -116,8 +119,40 @@ func New(cfg Config) *Transport {
 	return t
 }
 
-// ServeHTTP implements http.Handler.
-func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.handler.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. It answers what needs no decoding
+// at once: a method it does not serve (405), an Origin or Host it does
+// not allow (403), a POST from a caller with too many in flight (429).
+// A POST's body must then arrive within Limits.BodyTimeout.
+func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet, http.MethodDelete:
+		if t.sessions != nil {
+			break
+		}
+		fallthrough
+	default:
+		w.Header().Set("Allow", t.allow)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if t.cfg.Allowed != nil && !t.cfg.Allowed(r) {
+		writeError(w, http.StatusForbidden, errForbidden)
+		return
+	}
+	if r.Method == http.MethodPost {
+		c := t.callerOf(r)
+		if !t.callers.acquire(c, holdCall, t.cfg.Limits.Calls) {
+			tooMany(w, 1, errTooManyCalls)
+			return
+		}
+		defer t.callers.release(c, holdCall)
+		t.bodyDeadline(w, r)
+	}
+	t.handler.ServeHTTP(w, r)
+}
+
+var errForbidden = wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed")
 
 // Shutdown ends every session (OnClose hears "shutdown"): their calls are
 // cancelled, their open streams end, and each is released in the cluster
@@ -206,20 +241,8 @@ func (h *changeHub) fire(c protocol.Change) {
 	}
 }
 
-// Handle routes one request.
+// Handle serves one request that passed ServeHTTP's checks.
 func (t *Transport) Handle(r *controller.Request) controller.Reply {
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodGet, http.MethodDelete:
-		if t.sessions == nil {
-			return controller.MethodNotAllowed(t.allow)
-		}
-	default:
-		return controller.MethodNotAllowed(t.allow)
-	}
-	if t.cfg.Allowed != nil && !t.cfg.Allowed(r.Request) {
-		return errorReply(http.StatusForbidden, wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed"))
-	}
 	switch r.Method {
 	case http.MethodGet:
 		return t.sessions.get(r)
