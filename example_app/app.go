@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saguaro-go/saguaro/auth"
+	"github.com/saguaro-go/saguaro/example_app/board"
+	"github.com/saguaro-go/saguaro/example_app/database"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
@@ -31,8 +33,10 @@ type config struct {
 	BaseURL string
 	// Secret verifies the HS256 tokens.
 	Secret []byte
-	// DataFile persists the tasks; "" keeps them in memory.
-	DataFile string
+	// Database is where the board lives: a PostgreSQL URL
+	// (postgres://…), shared by replicas, or the path of an SQLite file;
+	// "" is an SQLite database in memory.
+	Database string
 	// RedisURL, when set, shares the MCP sessions with the other
 	// replicas on Redis; ReplicaURL is this replica's base URL as they
 	// reach it (BaseURL is the load balancer's).
@@ -49,21 +53,31 @@ type app struct {
 	cfg      config
 	logger   *slog.Logger
 	hub      *sse.Hub
-	store    *Store
+	db       *database.DB
+	store    board.Store
 	verifier *auth.Verifier
-	mcp      *mcp.Server
+	mcp      *boardHandler
 	endpoint *mcp.Endpoint
 	// With -redis: the cluster and its client.
 	cluster *mcpredis.Cluster
 	rdb     *redis.Client
+	unwatch func()
 }
 
-func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
-	store, err := NewStore(cfg.DataFile)
-	if err != nil {
+func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
+	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil)}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.db, err = database.Open(ctx, cfg.Database); err != nil {
 		return nil, err
 	}
-	v, err := auth.NewVerifier(ctx, &auth.Options{
+	if a.store, err = board.Open(ctx, a.db, logger); err != nil {
+		return nil, err
+	}
+	a.verifier, err = auth.NewVerifier(ctx, &auth.Options{
 		Resource: cfg.BaseURL + "/mcp",
 		Issuer:   tokenIssuer,
 		Keys:     []auth.Key{auth.HMACKey("HS256", cfg.Secret)},
@@ -71,24 +85,21 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) 
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), store: store, verifier: v}
 	var keys [][]byte
 	if cfg.RedisURL != "" {
 		if err := a.joinCluster(ctx); err != nil {
-			v.Close()
 			return nil, err
 		}
 		// Every replica seals and opens the same cursors and
 		// requestState.
 		k, err := a.cluster.SharedKey(ctx, "seal", 32)
-		keys = [][]byte{k}
 		if err != nil {
-			a.Close()
 			return nil, err
 		}
+		keys = [][]byte{k}
 	}
-	store.Observe(a.taskChanged)
 	a.mcp = a.newMCPServer(keys)
+	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
 		cl = a.cluster
@@ -148,13 +159,25 @@ func (a *app) joinCluster(ctx context.Context) error {
 	return nil
 }
 
-// Close ends every live subscription, the verifier, and the cluster.
+// Close ends every live subscription, the verifier, the cluster and the
+// database. It is safe on an app newApp left half built.
 func (a *app) Close() {
+	if a.unwatch != nil {
+		a.unwatch()
+	}
 	a.hub.Close()
-	a.verifier.Close()
+	if a.verifier != nil {
+		a.verifier.Close()
+	}
 	if a.cluster != nil {
 		_ = a.cluster.Close()
 		_ = a.rdb.Close()
+	}
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+	if a.db != nil {
+		_ = a.db.Close()
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saguaro-go/saguaro/example_app/board"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -42,6 +43,14 @@ func newTestApp(t *testing.T) *testApp {
 		a.Close()
 	})
 	return &testApp{app: a, srv: srv}
+}
+
+// tasks lists the board.
+func (ta *testApp) tasks(t *testing.T) []board.Task {
+	t.Helper()
+	l, err := ta.store.List(context.Background(), nil)
+	require.NoError(t, err)
+	return l
 }
 
 func (ta *testApp) token(t *testing.T, scopes string) string {
@@ -153,12 +162,12 @@ func TestFeedShowsTaskChanges(t *testing.T) {
 	defer res.Body.Close()
 	nextOf(t, rd, "snapshot")
 	_, body := ta.do(t, http.MethodPost, "/api/tasks", ta.token(t, scopeWrite), `{"title":"Ship it","tags":["Release"]}`)
-	var created Task
+	var created board.Task
 	require.NoError(t, json.Unmarshal([]byte(body), &created))
 	ev := nextOf(t, rd, "task")
-	var change TaskChange
+	var change board.Change
 	require.NoError(t, json.Unmarshal(ev.Data, &change))
-	assert.Equal(t, "created", change.Kind)
+	assert.Equal(t, board.Created, change.Kind)
 	assert.Equal(t, created.ID, change.Task.ID)
 	assert.Equal(t, []string{"release"}, change.Task.Tags)
 }

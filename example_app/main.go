@@ -3,15 +3,15 @@
 // over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
 // auth and request logging. Run it from the repository's root with
 //
-//	go run -C example_app . [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
+//	go run ./example_app [-addr 127.0.0.1:8080] [-data board.db | -db postgres://…] [-redis URL]
 //
-// (example_app is a module of its own, so -C; a relative -data is then
-// relative to example_app/.)
+// The board lives in a database: an SQLite file (-data; in memory without
+// it), or PostgreSQL (-db), which replicas share: a change made on any
+// replica reaches every replica's /events feed and every MCP session.
 //
 // With -redis, its MCP sessions live on Redis (package mcpredis), so that
 // several replicas of it can run side by side behind one load balancer
-// with no stickiness; see the README. The board's tasks themselves stay
-// in each process (a real app keeps them in its own database).
+// with no stickiness; see the README.
 //
 // It prints a development token (1 hour, all scopes) unless
 // EXAMPLE_JWT_SECRET is set; see the README's quickstart.
@@ -34,7 +34,8 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	data := flag.String("data", "", "JSON file to keep the tasks in (default: memory only)")
+	data := flag.String("data", "", "SQLite file to keep the board in (default: in memory)")
+	dbURL := flag.String("db", "", "PostgreSQL URL to keep the board in (postgres://…), shared by replicas; instead of -data")
 	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	printToken := flag.Bool("dev-token", false, "print a development token even when "+secretEnv+" is set (replicas share the secret)")
@@ -53,7 +54,14 @@ func main() {
 		logger.Error("example_app", slog.Any("error", err))
 		os.Exit(1)
 	}
-	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, DataFile: *data, RedisURL: *redisURL}
+	if *data != "" && *dbURL != "" {
+		logger.Error("example_app: -data and -db exclude each other")
+		os.Exit(2)
+	}
+	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, Database: *data, RedisURL: *redisURL}
+	if *dbURL != "" {
+		cfg.Database = *dbURL
+	}
 	cfg.ReplicaURL = cfg.BaseURL
 	if *advertise != "" {
 		cfg.ReplicaURL = strings.TrimRight(*advertise, "/")

@@ -73,7 +73,7 @@ func TestMCPWriteToolsNeedTheWriteScope(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, res.StatusCode, body)
 	assert.Equal(t, `Bearer error="insufficient_scope", error_description="the token lacks a required scope", scope="tasks:write", resource_metadata="`+
 		ta.cfg.BaseURL+`/.well-known/oauth-protected-resource/mcp"`, res.Header.Get("WWW-Authenticate"))
-	assert.Empty(t, ta.store.List(nil), "the refused call did not run")
+	assert.Empty(t, ta.tasks(t), "the refused call did not run")
 
 	res, body = ta.mcpPost(t, reader, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_tasks","arguments":{}}}`)
 	assert.Equal(t, http.StatusOK, res.StatusCode)
@@ -117,7 +117,7 @@ func TestMCPToolChangesTheBoardAndTheFeed(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
 	assert.Contains(t, body, `"structuredContent":{"imported":3}`)
-	assert.Len(t, ta.store.List(nil), 4)
+	assert.Len(t, ta.tasks(t), 4)
 
 	// summarize_tasks falls back when the client offers no sampling.
 	res, body = ta.mcpPost(t, writer, sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"summarize_tasks","arguments":{}}}`)
