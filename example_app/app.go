@@ -15,6 +15,7 @@ import (
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/example_app/board"
 	"github.com/saguaro-go/saguaro/example_app/database"
+	"github.com/saguaro-go/saguaro/example_app/oauth"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
@@ -31,8 +32,13 @@ type config struct {
 	// the MCP endpoint's canonical URL (the tokens' audience) is
 	// BaseURL+"/mcp".
 	BaseURL string
-	// Secret verifies the HS256 tokens.
-	Secret []byte
+	// DevUser, when set, makes the authorization server approve every
+	// sign-in for this user without a page (tests, the quickstart).
+	DevUser string
+	// Password, when set, is the password of the login page's user
+	// "demo"; PrintToken prints a development token at start.
+	Password   string
+	PrintToken bool
 	// Database is where the board lives: a PostgreSQL URL
 	// (postgres://…), shared by replicas, or the path of an SQLite file;
 	// "" is an SQLite database in memory.
@@ -43,6 +49,9 @@ type config struct {
 	RedisURL   string
 	ReplicaURL string
 }
+
+// dashboardClient is the OAuth client id of the app's own dashboard.
+const dashboardClient = "dashboard"
 
 // baseURLEnv names the public base URL of replicas behind a load
 // balancer (the tokens' audience is its /mcp).
@@ -56,6 +65,7 @@ type app struct {
 	db       *database.DB
 	store    board.Store
 	verifier *auth.Verifier
+	oauth    *oauth.Server
 	mcp      *boardHandler
 	endpoint *mcp.Endpoint
 	// With -redis: the cluster and its client.
@@ -77,10 +87,33 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	if a.store, err = board.Open(ctx, a.db, logger); err != nil {
 		return nil, err
 	}
+	a.oauth, err = oauth.New(ctx, a.db, oauth.Options{
+		Issuer:            cfg.BaseURL,
+		Resource:          cfg.BaseURL + "/mcp",
+		Scopes:            []string{scopeRead, scopeWrite},
+		DefaultScopes:     []string{scopeRead},
+		ScopeDescriptions: map[string]string{scopeRead: "see the board's tasks", scopeWrite: "add, complete and delete tasks"},
+		DevUser:           cfg.DevUser,
+		Logger:            logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The dashboard signs people in from the browser (code flow, PKCE).
+	if err := a.oauth.RegisterPublicClient(ctx, dashboardClient, "Task board dashboard", []string{cfg.BaseURL + "/"}); err != nil {
+		return nil, err
+	}
+	// Tokens are the authorization server's ES256 JWTs, checked against
+	// its published key set (read in process: see oauth.KeysClient).
 	a.verifier, err = auth.NewVerifier(ctx, &auth.Options{
 		Resource: cfg.BaseURL + "/mcp",
-		Issuer:   tokenIssuer,
-		Keys:     []auth.Key{auth.HMACKey("HS256", cfg.Secret)},
+		Issuer:   a.oauth.Issuer(),
+		JWKS: &auth.JWKSOptions{
+			URL:                 a.oauth.JWKSURL(),
+			Client:              a.oauth.KeysClient(),
+			Algorithms:          []string{"ES256"},
+			RequireInitialFetch: true,
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -195,14 +228,14 @@ func (a *app) Handler() http.Handler {
 	})
 	static, _ := fs.Sub(staticFiles, "static")
 	r.Handle("/*", http.FileServerFS(static))
+	// The RFC 9728 metadata names the authorization server (this app's
+	// own, package oauth), whose endpoints and RFC 8414 metadata are
+	// public too.
 	md := a.verifier.ResourceMetadata()
 	md.ScopesSupported = []string{scopeRead, scopeWrite}
 	md.ResourceName = "Team task board"
-	// The example mints its own development tokens (issuer
-	// "saguaro-example"): there is no authorization server to point
-	// clients at. A real deployment lists its issuer's URL here.
-	md.AuthorizationServers = nil
 	must(auth.MountMetadata(r, &md))
+	a.oauth.Routes(r)
 	r.Mount("/events", a.eventRoutes())
 
 	// Token required: the JSON API and MCP.

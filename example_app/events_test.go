@@ -21,8 +21,6 @@ import (
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-var testSecret = []byte("0123456789abcdef0123456789abcdef")
-
 // testApp is the real router on a real loopback server, with tokens for
 // its audience.
 type testApp struct {
@@ -34,7 +32,7 @@ func newTestApp(t *testing.T) *testApp {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	a, err := newApp(context.Background(), config{BaseURL: base, Secret: testSecret}, quietLogger())
+	a, err := newApp(context.Background(), config{BaseURL: base, DevUser: "tester"}, quietLogger())
 	require.NoError(t, err)
 	srv.Config.Handler = a.Handler()
 	srv.Start()
@@ -55,7 +53,7 @@ func (ta *testApp) tasks(t *testing.T) []board.Task {
 
 func (ta *testApp) token(t *testing.T, scopes string) string {
 	t.Helper()
-	tok, err := devToken(testSecret, ta.cfg.BaseURL+"/mcp", "tester", scopes, time.Hour)
+	tok, err := ta.oauth.DevToken(context.Background(), "tester", scopes, time.Hour)
 	require.NoError(t, err)
 	return tok
 }
@@ -186,7 +184,7 @@ func TestServeShutsDownWithOpenStreams(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, config{BaseURL: url, Secret: testSecret}, quietLogger()) }()
+	go func() { done <- serve(ctx, ln, config{BaseURL: url}, quietLogger()) }()
 
 	reqCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

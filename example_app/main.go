@@ -13,8 +13,11 @@
 // several replicas of it can run side by side behind one load balancer
 // with no stickiness; see the README.
 //
-// It prints a development token (1 hour, all scopes) unless
-// EXAMPLE_JWT_SECRET is set; see the README's quickstart.
+// It is its own OAuth 2.1 authorization server (package oauth): MCP
+// clients find it through the protected resource metadata and sign people
+// in on its login page (-dev-login approves everyone as one user). It also
+// prints a development token (1 hour, all scopes) for curl; see the
+// README's quickstart.
 package main
 
 import (
@@ -38,29 +41,29 @@ func main() {
 	dbURL := flag.String("db", "", "PostgreSQL URL to keep the board in (postgres://…), shared by replicas; instead of -data")
 	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
-	printToken := flag.Bool("dev-token", false, "print a development token even when "+secretEnv+" is set (replicas share the secret)")
+	printToken := flag.Bool("dev-token", true, "print a development access token (1 hour, all scopes) for curl")
+	devLogin := flag.Bool("dev-login", false, "development: approve every OAuth sign-in as user \"dev\", without a login page")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *data != "" && *dbURL != "" {
+		logger.Error("example_app: -data and -db exclude each other")
+		os.Exit(2)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		logger.Error("example_app cannot listen", slog.Any("error", err))
 		os.Exit(1)
 	}
-	secret, generated, err := jwtSecret()
-	if err != nil {
-		logger.Error("example_app", slog.Any("error", err))
-		os.Exit(1)
-	}
-	if *data != "" && *dbURL != "" {
-		logger.Error("example_app: -data and -db exclude each other")
-		os.Exit(2)
-	}
-	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, Database: *data, RedisURL: *redisURL}
+	cfg := config{BaseURL: "http://" + ln.Addr().String(), Database: *data, RedisURL: *redisURL,
+		PrintToken: *printToken, Password: os.Getenv(passwordEnv)}
 	if *dbURL != "" {
 		cfg.Database = *dbURL
+	}
+	if *devLogin {
+		cfg.DevUser = "dev"
 	}
 	cfg.ReplicaURL = cfg.BaseURL
 	if *advertise != "" {
@@ -75,19 +78,43 @@ func main() {
 		fmt.Printf("example_app replica on %s, one of those behind %s\n", cfg.ReplicaURL, cfg.BaseURL)
 	}
 	fmt.Printf("example_app listening on %s (dashboard %s/, MCP %s/mcp)\n", cfg.BaseURL, cfg.BaseURL, cfg.BaseURL)
-	if generated || *printToken {
-		token, err := devToken(secret, cfg.BaseURL+"/mcp", "dev", scopeRead+" "+scopeWrite, time.Hour)
-		if err != nil {
-			logger.Error("example_app", slog.Any("error", err))
-			os.Exit(1)
-		}
-		fmt.Printf("dev token (1 hour, scopes %s %s; set %s to use your own secret):\nexport TOKEN=%s\n",
-			scopeRead, scopeWrite, secretEnv, token)
-	}
 	if err := serve(ctx, ln, cfg, logger); err != nil {
 		logger.Error("example_app stopped", slog.Any("error", err))
 		os.Exit(1)
 	}
+}
+
+// passwordEnv sets the password of the user "demo" of the login page.
+const passwordEnv = "EXAMPLE_PASSWORD"
+
+// greet prints how to sign in, and a development token when asked.
+func greet(ctx context.Context, a *app) error {
+	if a.cfg.DevUser != "" {
+		fmt.Printf("sign-in: development mode, every sign-in is approved as %q\n", a.cfg.DevUser)
+	} else if a.cfg.Password != "" {
+		if err := a.oauth.SetPassword(ctx, "demo", a.cfg.Password); err != nil {
+			return err
+		}
+		fmt.Printf("sign-in: user demo, password from %s\n", passwordEnv)
+	} else {
+		pw, err := a.oauth.EnsureUser(ctx, "demo")
+		if err != nil {
+			return err
+		}
+		if pw != "" {
+			fmt.Printf("sign-in: user demo, password %s (set %s to choose it)\n", pw, passwordEnv)
+		} else {
+			fmt.Printf("sign-in: user demo, with the password printed when it was created (or set %s)\n", passwordEnv)
+		}
+	}
+	if a.cfg.PrintToken {
+		token, err := a.oauth.DevToken(ctx, "dev", scopeRead+" "+scopeWrite, time.Hour)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("dev token (1 hour, scopes %s %s):\nexport TOKEN=%s\n", scopeRead, scopeWrite, token)
+	}
+	return nil
 }
 
 // serve serves the app on ln until ctx ends, then shuts down gracefully:
@@ -99,6 +126,9 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 		return err
 	}
 	defer a.Close()
+	if err := greet(ctx, a); err != nil {
+		return err
+	}
 
 	// Streams derive their context from this one, so cancelling it at
 	// shutdown ends every live loop with a Disconnect; http.Server's
