@@ -46,8 +46,9 @@ type config struct {
 	// RedisURL, when set, shares the MCP sessions with the other
 	// replicas on Redis; ReplicaURL is this replica's base URL as they
 	// reach it (BaseURL is the load balancer's).
-	RedisURL   string
-	ReplicaURL string
+	RedisURL    string
+	RedisPrefix string // the replicas' shared key prefix
+	ReplicaURL  string
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -181,7 +182,7 @@ func (a *app) joinCluster(ctx context.Context) error {
 	}
 	cl, err := mcpredis.New(ctx, rdb, &mcpredis.Options{
 		URL:    a.cfg.ReplicaURL + "/mcp",
-		Prefix: "saguaro-example:",
+		Prefix: a.cfg.RedisPrefix,
 		Logger: a.logger,
 	})
 	if err != nil {

@@ -40,6 +40,7 @@ func main() {
 	data := flag.String("data", "", "SQLite file to keep the board in (default: in memory)")
 	dbURL := flag.String("db", "", "PostgreSQL URL to keep the board in (postgres://…), shared by replicas; instead of -data")
 	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
+	redisPrefix := flag.String("redis-prefix", "saguaro-example:", "with -redis: the key prefix the replicas share")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	printToken := flag.Bool("dev-token", true, "print a development access token (1 hour, all scopes) for curl")
 	devLogin := flag.Bool("dev-login", false, "development: approve every OAuth sign-in as user \"dev\", without a login page")
@@ -57,7 +58,7 @@ func main() {
 		logger.Error("example_app cannot listen", slog.Any("error", err))
 		os.Exit(1)
 	}
-	cfg := config{BaseURL: "http://" + ln.Addr().String(), Database: *data, RedisURL: *redisURL,
+	cfg := config{BaseURL: "http://" + ln.Addr().String(), Database: *data, RedisURL: *redisURL, RedisPrefix: *redisPrefix,
 		PrintToken: *printToken, Password: os.Getenv(passwordEnv)}
 	if *dbURL != "" {
 		cfg.Database = *dbURL
