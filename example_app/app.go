@@ -93,6 +93,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		Resource:          cfg.BaseURL + "/mcp",
 		Scopes:            []string{scopeRead, scopeWrite},
 		DefaultScopes:     []string{scopeRead},
+		Implied:           map[string][]string{scopeWrite: {scopeRead}},
 		ScopeDescriptions: map[string]string{scopeRead: "see the board's tasks", scopeWrite: "add, complete and delete tasks"},
 		DevUser:           cfg.DevUser,
 		Logger:            logger,

@@ -46,6 +46,11 @@ type Options struct {
 	// DefaultScopes are granted to a request that names no scope (RFC
 	// 6749 §3.3). Default: the first of Scopes.
 	DefaultScopes []string
+	// Implied lists, per scope, the narrower scopes it includes
+	// ("tasks:write" includes "tasks:read"): a grant of the broader one
+	// carries them too, so that a client that asked for the broader
+	// scope alone (a step-up) still passes every narrower check.
+	Implied map[string][]string
 	// ScopeDescriptions name each scope on the consent page.
 	ScopeDescriptions map[string]string
 	// DevUser, when set, approves every authorization request for that
@@ -278,6 +283,13 @@ func (a *authorizer) ValidateAuthRequest(ctx context.Context, req *oidc.AuthRequ
 	})
 	if len(req.Scopes) == 0 {
 		return "", oidc.ErrInvalidScope().WithDescription("none of the requested scopes is known")
+	}
+	for _, sc := range slices.Clone(req.Scopes) {
+		for _, narrower := range a.s.opts.Implied[sc] {
+			if !slices.Contains(req.Scopes, narrower) {
+				req.Scopes = append(req.Scopes, narrower)
+			}
+		}
 	}
 	return sub, nil
 }

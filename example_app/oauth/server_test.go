@@ -91,6 +91,20 @@ func TestCodeFlow(t *testing.T) {
 	assert.Equal(t, "invalid_grant", e["error"])
 }
 
+// TestImpliedScopes: a broader scope brings the narrower ones it
+// includes.
+func TestImpliedScopes(t *testing.T) {
+	a := newAS(t, sqliteDB(t), true, func(o *Options) { o.Implied = map[string][]string{"tasks:write": {"tasks:read"}} })
+	id := a.publicClient(t)
+	verifier, challenge := pkce()
+	p := authParams(id, challenge)
+	p.Set("scope", "tasks:write")
+	status, tok := a.token(t, exchange(id, a.code(t, p), verifier))
+	require.Equal(t, http.StatusOK, status, tok)
+	assert.Contains(t, tok["scope"], "tasks:read")
+	assert.Contains(t, tok["scope"], "tasks:write")
+}
+
 func TestNoScopeGetsTheDefault(t *testing.T) {
 	a := newAS(t, sqliteDB(t), true)
 	id := a.publicClient(t)
