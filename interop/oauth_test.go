@@ -156,15 +156,16 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 // clients, codes, refresh tokens, signing key) and Redis (MCP sessions):
 // every request of the flow lands on the next replica.
 func TestTypeScriptSDKOAuthReplicas(t *testing.T) {
-	lb := startReplicas(t, 3)
+	lb, _ := startReplicas(t, 3)
 	steps := runTSOAuthFlow(t, lb+"/mcp")
 	checkTSOAuthFlow(t, steps, lb+"/mcp")
 }
 
 // startReplicas starts n example_app replicas on one fresh PostgreSQL
 // database and one Redis prefix, behind the example's round-robin
-// balancer, and returns the balancer's URL.
-func startReplicas(t *testing.T, n int) string {
+// balancer, and returns the balancer's URL and a development token (the
+// replicas share the signing key; its audience is the balancer's /mcp).
+func startReplicas(t *testing.T, n int) (string, string) {
 	t.Helper()
 	db := dbtest.URL(t)
 	rurl := redistest.URL(t)
@@ -178,11 +179,13 @@ func startReplicas(t *testing.T, n int) string {
 	base := "http://" + lbAddr
 
 	var backends []string
+	var token string
 	for range n {
 		app := runExampleApp(t, []string{"EXAMPLE_BASE_URL=" + base}, "-addr", "127.0.0.1:0", "-db", db,
 			"-redis", rurl, "-redis-prefix", prefix, "-dev-login")
 		require.NotEmpty(t, app.replica)
 		backends = append(backends, app.replica)
+		token = app.token
 	}
 
 	bin, err := exampleAppBin()
@@ -216,5 +219,5 @@ func startReplicas(t *testing.T, n int) string {
 		require.True(t, time.Now().Before(deadline), "the balancer did not answer: %v\n%s", err, logs.String())
 		time.Sleep(50 * time.Millisecond)
 	}
-	return base
+	return base, token
 }
