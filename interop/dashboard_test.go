@@ -52,7 +52,8 @@ func browser(t *testing.T, exe string) context.Context {
 // requests, the writes and each feed land on different replicas.
 func TestDashboardSignIn(t *testing.T) {
 	exe := chromium(t)
-	base, token := startReplicas(t, 3)
+	rs := startReplicas(t, 3)
+	base, token := rs.base, rs.token
 
 	// The MCP subscriber: list changes, and updates of t1 once subscribed.
 	listChanged := make(chan struct{}, 16)

@@ -156,16 +156,24 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 // clients, codes, refresh tokens, signing key) and Redis (MCP sessions):
 // every request of the flow lands on the next replica.
 func TestTypeScriptSDKOAuthReplicas(t *testing.T) {
-	lb, _ := startReplicas(t, 3)
-	steps := runTSOAuthFlow(t, lb+"/mcp")
-	checkTSOAuthFlow(t, steps, lb+"/mcp")
+	rs := startReplicas(t, 3)
+	steps := runTSOAuthFlow(t, rs.base+"/mcp")
+	checkTSOAuthFlow(t, steps, rs.base+"/mcp")
+}
+
+// replicaSet is n replicas behind the balancer.
+type replicaSet struct {
+	base     string   // the balancer
+	token    string   // a development token for base+"/mcp"
+	replicas []string // each replica's own URL
 }
 
 // startReplicas starts n example_app replicas on one fresh PostgreSQL
 // database and one Redis prefix, behind the example's round-robin
-// balancer, and returns the balancer's URL and a development token (the
-// replicas share the signing key; its audience is the balancer's /mcp).
-func startReplicas(t *testing.T, n int) (string, string) {
+// balancer, and returns the balancer's URL, a development token (the
+// replicas share the signing key; its audience is the balancer's /mcp)
+// and the replicas' own URLs.
+func startReplicas(t *testing.T, n int) replicaSet {
 	t.Helper()
 	db := dbtest.URL(t)
 	rurl := redistest.URL(t)
@@ -219,5 +227,5 @@ func startReplicas(t *testing.T, n int) (string, string) {
 		require.True(t, time.Now().Before(deadline), "the balancer did not answer: %v\n%s", err, logs.String())
 		time.Sleep(50 * time.Millisecond)
 	}
-	return base, token
+	return replicaSet{base: base, token: token, replicas: backends}
 }
