@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -98,7 +101,11 @@ func New(ctx context.Context, db *database.DB, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, db: db, http: opts.HTTPClient}
 	if s.http == nil {
-		s.http = &http.Client{Timeout: 5 * time.Second,
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = nil
+		d := &net.Dialer{Timeout: 5 * time.Second, Control: s.publicOnly}
+		tr.DialContext = d.DialContext
+		s.http = &http.Client{Timeout: 5 * time.Second, Transport: tr,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if err := db.Migrate(ctx, "oauth", migrations); err != nil {
@@ -217,6 +224,33 @@ func (s *Server) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_ = json.NewEncoder(w).Encode(md)
+}
+
+// errNotPublic refuses a client metadata document on an internal address.
+var errNotPublic = errors.New("oauth: a client metadata document must be on a public address")
+
+// publicOnly is the metadata fetcher's dial check: a client_id URL is
+// chosen by whoever registers, so it must not reach this server's own
+// network (loopback, private, link-local ranges), unless
+// InsecureMetadataURLs allows loopback for tests.
+func (s *Server) publicOnly(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return errNotPublic
+	}
+	ip = ip.Unmap()
+	if ip.IsLoopback() && s.opts.InsecureMetadataURLs {
+		return nil
+	}
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsMulticast() || ip.IsUnspecified() || ip.IsInterfaceLocalMulticast() {
+		return fmt.Errorf("%w: %s", errNotPublic, ip)
+	}
+	return nil
 }
 
 // resourceKey carries a validated RFC 8707 resource from the authorize

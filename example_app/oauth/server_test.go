@@ -288,10 +288,19 @@ func TestClientIDMetadataDocument(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
 	assert.Empty(t, res.Header.Get("Location"))
 
-	// Without InsecureMetadataURLs, an http URL is no client id.
+	// Without InsecureMetadataURLs, an http URL is no client id, and an
+	// https one on this machine's own network is never fetched.
 	strict := newAS(t, sqliteDB(t), true)
 	res = strict.authorize(t, authParams(docs.URL+"/third.json", challenge))
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+	tlsDocs := httptest.NewTLSServer(docs.Config.Handler)
+	defer tlsDocs.Close()
+	_, err := strict.client(context.Background(), tlsDocs.URL+"/client.json")
+	assert.ErrorIs(t, err, errNotPublic)
+	for _, internal := range []string{"https://10.0.0.1/c.json", "https://169.254.169.254/c.json", "https://[::1]/c.json"} {
+		_, err := strict.client(context.Background(), internal)
+		assert.ErrorIs(t, err, errNotPublic, internal)
+	}
 }
 
 // TestLoginPage: the page names the scopes; a wrong password is refused;

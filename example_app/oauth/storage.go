@@ -69,8 +69,9 @@ func (st *storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _
 	data, _ := json.Marshal(a)
 	now := time.Now()
 	db := st.db()
-	// Expired requests go as new ones come.
+	// Expired requests and refresh tokens go as new requests come.
 	_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_requests WHERE created_at < ?`), now.Add(-requestTTL).Unix())
+	_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE expires_at < ?`), now.Unix())
 	_, err = db.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_requests (id, client_id, data, created_at) VALUES (?, ?, ?, ?)`),
 		a.ID, a.ClientID, string(data), now.Unix())
 	if err != nil {
