@@ -23,10 +23,10 @@ LINT_MODULES ?= . mcpredis example_app interop
 # The spec revisions whose requirement sets the conformance suite runs.
 REVISIONS ?= 2025-11-25 2026-07-28
 
-.PHONY: test fmt-check vet go-floor staticcheck redis unit interop tools conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster
+.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster
 
 # staticcheck comes last: a lint finding must not hide the tests' verdict.
-test: fmt-check vet go-floor unit interop conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster staticcheck
+test: fmt-check vet go-floor unit interop conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -62,7 +62,13 @@ staticcheck:
 redis:
 	@.ci/redis.sh
 
-unit: redis
+# PostgreSQL for the example app's database tests (example_app/database/dbtest):
+# the machine's when it answers, else throwaway servers from Debian's
+# postgresql binaries, which .ci/postgres.sh installs where they are missing.
+postgres:
+	@.ci/postgres.sh
+
+unit: redis postgres
 	$(GO) test -race -count=1 $(PKGS)
 	cd mcpredis && $(GO) test -race -count=1 ./...
 	cd example_app && $(GO) test -race -count=1 ./...
@@ -72,9 +78,17 @@ unit: redis
 # Also the example app end to end (its real binary, the Go SDK client, and
 # its dashboard in headless Chromium, which .ci/chromium.sh installs from
 # Debian's packages where it is missing).
-interop: redis
+interop: redis postgres
 	CHROMIUM="$$(.ci/chromium.sh)"; export CHROMIUM; \
 	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# The official suite's `authorization` command (0.2.0-alpha.12: the
+# authorization-server-metadata-endpoint and authorization-code-grant
+# scenarios) against the example app's own authorization server
+# (example_app/oauth), with development approval standing in for a person;
+# 0 failed checks and 0 warnings, or it fails.
+conformance-authorization:
+	GO=$(GO) .ci/conformance-authorization.sh
 
 # Node 22 and the pinned conformance suites, installed into .tools/ from the
 # committed lock files in .ci/npm/, and the pinned staticcheck.

@@ -34,6 +34,10 @@ func problemFor(err error) problem {
 		return problem{http.StatusForbidden, "insufficient_scope", "the token lacks a required scope"}
 	case errors.Is(err, ErrKeySource):
 		return problem{http.StatusServiceUnavailable, "temporarily_unavailable", "the signing keys are unavailable; retry later"}
+	case errors.Is(err, ErrIntrospection):
+		return problem{http.StatusServiceUnavailable, "temporarily_unavailable", "token introspection is unavailable; retry later"}
+	case errors.Is(err, ErrInactive):
+		return problem{http.StatusUnauthorized, "invalid_token", "the token is not active"}
 	case errors.Is(err, errNotConfigured):
 		return problem{http.StatusInternalServerError, "server_error", "authentication is not configured"}
 	case errors.Is(err, ErrExpired):

@@ -1,7 +1,9 @@
 // Package auth makes a chi (or any net/http) app an OAuth 2.1 resource
 // server, as the MCP authorization spec asks: it verifies JWT bearer
-// tokens with golang-jwt v5, answers with RFC 6750 challenges, serves RFC
-// 9728 protected resource metadata, and checks the RFC 8707 audience.
+// tokens with golang-jwt v5, or opaque ones with RFC 7662 token
+// introspection ([IntrospectionOptions]), answers with RFC 6750
+// challenges, serves RFC 9728 protected resource metadata, and checks the
+// RFC 8707 audience.
 //
 // # Usage
 //
@@ -58,6 +60,9 @@
 //	valid token without a required scope         403  Bearer error="insufficient_scope", scope="…", …
 //	kid not cached and the JWKS down or slower   503  Retry-After: 10 (no challenge)
 //	  than LookupTimeout
+//	introspection: the token is not active       401  Bearer error="invalid_token", …
+//	introspection endpoint down, slow, or not    503  Retry-After: 10 (no challenge)
+//	  answering 200 with RFC 7662 JSON
 //
 // Every challenge carries resource_metadata, the URL of the RFC 9728
 // document ([MetadataURL] of the resource unless configured otherwise).

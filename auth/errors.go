@@ -25,6 +25,8 @@ import (
 //	ErrMissingClaim       401 invalid_token
 //	ErrInsufficientScope  403 insufficient_scope
 //	ErrKeySource          503 with Retry-After, no challenge
+//	ErrInactive           401 invalid_token (introspection)
+//	ErrIntrospection      503 with Retry-After, no challenge
 var (
 	// ErrNoToken means the request carried no bearer credentials: no
 	// Authorization header, or one with another scheme such as Basic (RFC
@@ -76,6 +78,17 @@ var (
 	// the client's, so it is answered 503 rather than 401: a 401 would tell
 	// the client to throw away a token that may be perfectly good.
 	ErrKeySource = errors.New("auth: signing keys unavailable")
+
+	// ErrInactive means the introspection endpoint answered that the
+	// token is not active: unknown, expired, revoked (RFC 7662 §2.2).
+	ErrInactive = errors.New("auth: token not active")
+
+	// ErrIntrospection means the introspection endpoint could not say:
+	// it is down, slower than IntrospectionOptions.Timeout, or answered
+	// with anything but 200 and an RFC 7662 JSON object. Like
+	// [ErrKeySource] it is our failure, answered 503 with Retry-After, so
+	// that clients keep their tokens and retry.
+	ErrIntrospection = errors.New("auth: token introspection unavailable")
 
 	// ErrOptions is wrapped by every configuration error of [NewVerifier],
 	// [NewMetadataHandler], [MountMetadata] and [MetadataURL]. (A JWKS

@@ -142,3 +142,46 @@ func ExampleWriteError() {
 	// Output:
 	// 403 {"error":"insufficient_scope","error_description":"the token lacks a required scope"}
 }
+
+// Opaque tokens, checked with RFC 7662 introspection: the authorization
+// server's answer meets the rules a JWT's claims meet, and a request
+// whose token cannot be checked (the endpoint is down) is answered 503.
+func ExampleIntrospectionOptions() {
+	// The authorization server's introspection endpoint.
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		if r.PostForm.Get("token") != "opaque-abc" {
+			_, _ = io.WriteString(w, `{"active":false}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"active":true,"sub":"alice","scope":"mcp:read","aud":"https://api.example.com/mcp","exp":4102444800}`)
+	}))
+	defer as.Close()
+
+	v, err := auth.NewVerifier(context.Background(), &auth.Options{
+		Resource:      "https://api.example.com/mcp",
+		Issuer:        "https://login.example.com",
+		Introspection: &auth.IntrospectionOptions{URL: as.URL, ClientID: "api", ClientSecret: "api-secret"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer v.Close()
+	r := chi.NewRouter()
+	r.With(v.Handler, auth.RequireScopes("mcp:read")).Post("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "hello "+auth.Subject(r.Context()))
+	})
+
+	w := send(r, http.MethodPost, "/mcp", "opaque-abc")
+	fmt.Println(w.Code, w.Body.String())
+	w = send(r, http.MethodPost, "/mcp", "opaque-xyz")
+	fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
+	as.Close()
+	w = send(r, http.MethodPost, "/mcp", "opaque-new")
+	fmt.Println(w.Code, w.Header().Get("Retry-After"))
+	// Output:
+	// 200 hello alice
+	// 401 Bearer error="invalid_token", error_description="the token is not active", scope="mcp:read", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"
+	// 503 10
+}

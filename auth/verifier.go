@@ -38,6 +38,12 @@ type Options struct {
 	// JWKS, if set, adds a remote key set (see [JWKSOptions]).
 	JWKS *JWKSOptions
 
+	// Introspection, if set, checks tokens with RFC 7662 token
+	// introspection instead of signatures (see [IntrospectionOptions]),
+	// for authorization servers that issue opaque tokens. It excludes
+	// Keys and JWKS: a verifier checks tokens one way.
+	Introspection *IntrospectionOptions
+
 	// ResourceMetadataURL is sent as resource_metadata in every challenge.
 	// Default: [MetadataURL] of Resource, which is where [MountMetadata]
 	// serves the RFC 9728 document.
@@ -56,12 +62,13 @@ type Options struct {
 	CacheSize int
 
 	// CacheTTL is how long a verified token is trusted without checking
-	// its signature again: a client sends the same token on every request,
-	// and an RS256 or ES256 check costs more than the rest of a typical
-	// request. Default 1 minute; never past the token's exp; negative turns
-	// the cache off. Pitfall: a key removed from the JWKS keeps its tokens
-	// valid for up to CacheTTL; there is no revocation either way, as with
-	// any self-contained token.
+	// its signature again (or asking the introspection endpoint again): a
+	// client sends the same token on every request, and an RS256 or ES256
+	// check costs more than the rest of a typical request, an
+	// introspection a network round trip. Default 1 minute; never past
+	// the token's exp; negative turns the cache off. Pitfall: a key
+	// removed from the JWKS, or a token revoked at the authorization
+	// server, stays accepted for up to CacheTTL.
 	CacheTTL time.Duration
 
 	// Now replaces time.Now, for tests.
@@ -73,14 +80,17 @@ type Options struct {
 // ([Required], [RequireScopes]) where a route needs a token. It is safe for
 // concurrent use. Call [Verifier.Close] when done if it has a JWKS.
 type Verifier struct {
-	cache     *tokenCache
-	keys      []Key
-	jwks      *keySet
-	parser    *jwt.Parser
-	challenge *challenger
-	maxToken  int
-	resource  string
-	issuer    string
+	cache        *tokenCache
+	keys         []Key
+	jwks         *keySet
+	introspector *introspector
+	leeway       time.Duration
+	now          func() time.Time
+	parser       *jwt.Parser
+	challenge    *challenger
+	maxToken     int
+	resource     string
+	issuer       string
 }
 
 // NewVerifier validates opts and builds a Verifier. Every configuration
@@ -108,8 +118,11 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 	if o.Issuer == "" {
 		return nil, fmt.Errorf("%w: Issuer is required", ErrOptions)
 	}
-	if len(o.Keys) == 0 && o.JWKS == nil {
-		return nil, fmt.Errorf("%w: no keys: set Keys or JWKS", ErrOptions)
+	if len(o.Keys) == 0 && o.JWKS == nil && o.Introspection == nil {
+		return nil, fmt.Errorf("%w: no keys: set Keys, JWKS or Introspection", ErrOptions)
+	}
+	if o.Introspection != nil && (len(o.Keys) > 0 || o.JWKS != nil) {
+		return nil, fmt.Errorf("%w: Introspection excludes Keys and JWKS", ErrOptions)
 	}
 	switch {
 	case o.Leeway == NoLeeway:
@@ -136,11 +149,23 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 	}
 
 	v := &Verifier{
+		leeway:    o.Leeway,
+		now:       o.Now,
 		keys:      slices.Clone(o.Keys),
 		maxToken:  o.MaxTokenBytes,
 		resource:  o.Resource,
 		issuer:    o.Issuer,
 		challenge: &challenger{resourceMetadata: o.ResourceMetadataURL},
+	}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	if o.Introspection != nil {
+		in, err := newIntrospector(o.Introspection)
+		if err != nil {
+			return nil, err
+		}
+		v.introspector = in
 	}
 	var algs []string
 	for _, k := range v.keys {
@@ -181,11 +206,16 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 	return v, nil
 }
 
-// Close stops the JWKS refresher, if any. It is safe to call more than
-// once, and the Verifier keeps verifying with the keys it has.
+// Close stops the JWKS refresher, if any, and closes the idle
+// connections of the JWKS and introspection clients it made. It is safe to
+// call more than once, and the Verifier keeps verifying with the keys it
+// has.
 func (v *Verifier) Close() error {
 	if v.jwks != nil {
 		v.jwks.close()
+	}
+	if v.introspector != nil {
+		v.introspector.close()
 	}
 	return nil
 }
@@ -274,7 +304,7 @@ func isB64Token(s string) bool {
 
 // Verify checks one raw token (without the "Bearer " prefix) and returns
 // its claims, or an error wrapping one of the Err sentinels. ctx bounds
-// any JWKS refresh the token's kid triggers. Handler calls it; call it
+// any JWKS refresh the token's kid triggers, and an introspection request. Handler calls it; call it
 // directly for tokens that do not arrive in a header you control.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	st, err := v.verify(ctx, token)
@@ -298,12 +328,21 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 			return st, nil
 		}
 	}
-	var tc tokenClaims
-	_, err := v.parser.ParseWithClaims(token, &tc, v.keyfunc(ctx))
-	if err != nil {
-		return nil, classify(err)
+	var claims *Claims
+	if v.introspector != nil {
+		c, err := v.introspect(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		claims = c
+	} else {
+		var tc tokenClaims
+		if _, err := v.parser.ParseWithClaims(token, &tc, v.keyfunc(ctx)); err != nil {
+			return nil, classify(err)
+		}
+		claims = tc.claims(token)
 	}
-	st := &state{claims: tc.claims(token), challenge: v.challenge}
+	st := &state{claims: claims, challenge: v.challenge}
 	if v.cache != nil {
 		v.cache.put(key, st)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/saguaro-go/saguaro/auth"
+	"github.com/saguaro-go/saguaro/example_app/board"
 )
 
 // Scopes of the example's tokens.
@@ -48,9 +49,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeStoreError(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, board.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, board.ErrInvalid):
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 	default:
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
@@ -67,11 +68,16 @@ func (a *app) listTasks(w http.ResponseWriter, r *http.Request) {
 		v := false
 		done = &v
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tasks": a.store.List(done)})
+	tasks, err := a.store.List(r.Context(), done)
+	if err != nil {
+		writeStoreError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tasks": tasks})
 }
 
 func (a *app) getTask(w http.ResponseWriter, r *http.Request) {
-	t, err := a.store.Get(chi.URLParam(r, "id"))
+	t, err := a.store.Get(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		writeStoreError(w, err)
 		return
@@ -91,7 +97,7 @@ func (a *app) createTask(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid JSON: " + err.Error()})
 		return
 	}
-	t, err := a.store.Add(in.Title, in.Notes, in.Tags)
+	t, err := a.store.Add(r.Context(), board.NewTask{Title: in.Title, Notes: in.Notes, Tags: in.Tags})
 	if err != nil {
 		writeStoreError(w, err)
 		return
@@ -100,7 +106,7 @@ func (a *app) createTask(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *app) completeTask(w http.ResponseWriter, r *http.Request) {
-	t, err := a.store.SetDone(chi.URLParam(r, "id"), true)
+	t, err := a.store.SetDone(r.Context(), chi.URLParam(r, "id"), true)
 	if err != nil {
 		writeStoreError(w, err)
 		return
@@ -109,7 +115,7 @@ func (a *app) completeTask(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *app) deleteTask(w http.ResponseWriter, r *http.Request) {
-	if _, err := a.store.Delete(chi.URLParam(r, "id")); err != nil {
+	if _, err := a.store.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
 		writeStoreError(w, err)
 		return
 	}

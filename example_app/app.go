@@ -13,6 +13,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saguaro-go/saguaro/auth"
+	"github.com/saguaro-go/saguaro/example_app/board"
+	"github.com/saguaro-go/saguaro/example_app/database"
+	"github.com/saguaro-go/saguaro/example_app/oauth"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
@@ -29,16 +32,27 @@ type config struct {
 	// the MCP endpoint's canonical URL (the tokens' audience) is
 	// BaseURL+"/mcp".
 	BaseURL string
-	// Secret verifies the HS256 tokens.
-	Secret []byte
-	// DataFile persists the tasks; "" keeps them in memory.
-	DataFile string
+	// DevUser, when set, makes the authorization server approve every
+	// sign-in for this user without a page (tests, the quickstart).
+	DevUser string
+	// Password, when set, is the password of the login page's user
+	// "demo"; PrintToken prints a development token at start.
+	Password   string
+	PrintToken bool
+	// Database is where the board lives: a PostgreSQL URL
+	// (postgres://…), shared by replicas, or the path of an SQLite file;
+	// "" is an SQLite database in memory.
+	Database string
 	// RedisURL, when set, shares the MCP sessions with the other
 	// replicas on Redis; ReplicaURL is this replica's base URL as they
 	// reach it (BaseURL is the load balancer's).
-	RedisURL   string
-	ReplicaURL string
+	RedisURL    string
+	RedisPrefix string // the replicas' shared key prefix
+	ReplicaURL  string
 }
+
+// dashboardClient is the OAuth client id of the app's own dashboard.
+const dashboardClient = "dashboard"
 
 // baseURLEnv names the public base URL of replicas behind a load
 // balancer (the tokens' audience is its /mcp).
@@ -49,46 +63,78 @@ type app struct {
 	cfg      config
 	logger   *slog.Logger
 	hub      *sse.Hub
-	store    *Store
+	db       *database.DB
+	store    board.Store
 	verifier *auth.Verifier
-	mcp      *mcp.Server
+	oauth    *oauth.Server
+	mcp      *boardHandler
 	endpoint *mcp.Endpoint
 	// With -redis: the cluster and its client.
 	cluster *mcpredis.Cluster
 	rdb     *redis.Client
+	unwatch func()
 }
 
-func newApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
-	store, err := NewStore(cfg.DataFile)
-	if err != nil {
+func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
+	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil)}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.db, err = database.Open(ctx, cfg.Database); err != nil {
 		return nil, err
 	}
-	v, err := auth.NewVerifier(ctx, &auth.Options{
-		Resource: cfg.BaseURL + "/mcp",
-		Issuer:   tokenIssuer,
-		Keys:     []auth.Key{auth.HMACKey("HS256", cfg.Secret)},
+	if a.store, err = board.Open(ctx, a.db, logger); err != nil {
+		return nil, err
+	}
+	a.oauth, err = oauth.New(ctx, a.db, oauth.Options{
+		Issuer:            cfg.BaseURL,
+		Resource:          cfg.BaseURL + "/mcp",
+		Scopes:            []string{scopeRead, scopeWrite},
+		DefaultScopes:     []string{scopeRead},
+		Implied:           map[string][]string{scopeWrite: {scopeRead}},
+		ScopeDescriptions: map[string]string{scopeRead: "see the board's tasks", scopeWrite: "add, complete and delete tasks"},
+		DevUser:           cfg.DevUser,
+		Logger:            logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), store: store, verifier: v}
+	// The dashboard signs people in from the browser (code flow, PKCE).
+	if err := a.oauth.RegisterPublicClient(ctx, dashboardClient, "Task board dashboard", []string{cfg.BaseURL + "/"}); err != nil {
+		return nil, err
+	}
+	// Tokens are the authorization server's ES256 JWTs, checked against
+	// its published key set (read in process: see oauth.KeysClient).
+	a.verifier, err = auth.NewVerifier(ctx, &auth.Options{
+		Resource: cfg.BaseURL + "/mcp",
+		Issuer:   a.oauth.Issuer(),
+		JWKS: &auth.JWKSOptions{
+			URL:                 a.oauth.JWKSURL(),
+			Client:              a.oauth.KeysClient(),
+			Algorithms:          []string{"ES256"},
+			RequireInitialFetch: true,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
 	var keys [][]byte
 	if cfg.RedisURL != "" {
 		if err := a.joinCluster(ctx); err != nil {
-			v.Close()
 			return nil, err
 		}
 		// Every replica seals and opens the same cursors and
 		// requestState.
 		k, err := a.cluster.SharedKey(ctx, "seal", 32)
-		keys = [][]byte{k}
 		if err != nil {
-			a.Close()
 			return nil, err
 		}
+		keys = [][]byte{k}
 	}
-	store.Observe(a.taskChanged)
 	a.mcp = a.newMCPServer(keys)
+	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
 		cl = a.cluster
@@ -137,7 +183,7 @@ func (a *app) joinCluster(ctx context.Context) error {
 	}
 	cl, err := mcpredis.New(ctx, rdb, &mcpredis.Options{
 		URL:    a.cfg.ReplicaURL + "/mcp",
-		Prefix: "saguaro-example:",
+		Prefix: a.cfg.RedisPrefix,
 		Logger: a.logger,
 	})
 	if err != nil {
@@ -148,13 +194,25 @@ func (a *app) joinCluster(ctx context.Context) error {
 	return nil
 }
 
-// Close ends every live subscription, the verifier, and the cluster.
+// Close ends every live subscription, the verifier, the cluster and the
+// database. It is safe on an app newApp left half built.
 func (a *app) Close() {
+	if a.unwatch != nil {
+		a.unwatch()
+	}
 	a.hub.Close()
-	a.verifier.Close()
+	if a.verifier != nil {
+		a.verifier.Close()
+	}
 	if a.cluster != nil {
 		_ = a.cluster.Close()
 		_ = a.rdb.Close()
+	}
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+	if a.db != nil {
+		_ = a.db.Close()
 	}
 }
 
@@ -172,14 +230,14 @@ func (a *app) Handler() http.Handler {
 	})
 	static, _ := fs.Sub(staticFiles, "static")
 	r.Handle("/*", http.FileServerFS(static))
+	// The RFC 9728 metadata names the authorization server (this app's
+	// own, package oauth), whose endpoints and RFC 8414 metadata are
+	// public too.
 	md := a.verifier.ResourceMetadata()
 	md.ScopesSupported = []string{scopeRead, scopeWrite}
 	md.ResourceName = "Team task board"
-	// The example mints its own development tokens (issuer
-	// "saguaro-example"): there is no authorization server to point
-	// clients at. A real deployment lists its issuer's URL here.
-	md.AuthorizationServers = nil
 	must(auth.MountMetadata(r, &md))
+	a.oauth.Routes(r)
 	r.Mount("/events", a.eventRoutes())
 
 	// Token required: the JSON API and MCP.

@@ -13,18 +13,15 @@ import (
 
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcp/mcptest"
-	"github.com/saguaro-go/saguaro/sse"
 )
 
 // boardServer is the board's MCP server alone, as the stdio mode serves
-// it: no HTTP, no auth.
+// it: no HTTP, no auth, the board in an in-memory SQLite.
 func boardServer(t *testing.T) *app {
 	t.Helper()
-	store, err := NewStore("")
+	a, err := newBoardApp(context.Background(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
-	a := &app{logger: slog.New(slog.NewTextHandler(io.Discard, nil)), hub: sse.NewHub(nil), store: store}
-	t.Cleanup(a.hub.Close)
-	a.mcp = a.newMCPServer(nil)
+	t.Cleanup(a.Close)
 	return a
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/example_app/board"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -51,8 +53,39 @@ func (a *app) publish(typ string, v any) {
 	a.hub.Publish(feedTopic, sse.Event{Event: typ, Data: data})
 }
 
-// taskChanged puts a store change on the feed.
-func (a *app) taskChanged(c TaskChange) { a.publish("task", c) }
+// boardChanged hears every change of the board, made by this replica or
+// another: it goes on this replica's feed, and MCP sessions are told. On a
+// cluster only the replica that made the change tells them (the cluster
+// carries it to every session, wherever it runs); alone, a replica tells
+// its own sessions of every change.
+func (a *app) boardChanged(c board.Change) {
+	if c.Kind == board.Resync {
+		if snap, err := a.snapshot(context.Background()); err == nil {
+			a.hub.Publish(feedTopic, sse.Event{Event: "snapshot", Data: snap})
+		}
+	} else {
+		a.publish("task", c)
+	}
+	if a.mcp == nil || (a.cluster != nil && c.Origin != a.store.ID()) {
+		return
+	}
+	switch c.Kind {
+	case board.Created, board.Deleted, board.Resync:
+		a.mcp.listChanged()
+	}
+	if c.Kind != board.Resync {
+		a.mcp.ResourceUpdated(taskURI(c.Task.ID))
+	}
+}
+
+// snapshot is the board as the feed's "snapshot" event carries it.
+func (a *app) snapshot(ctx context.Context) ([]byte, error) {
+	tasks, err := a.store.List(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(taskList{Tasks: orEmpty(tasks)})
+}
 
 // activity puts MCP activity (a tool call, a session opening or closing)
 // on the feed.
@@ -66,7 +99,10 @@ func (a *app) feed(req *controller.Request) controller.Reply {
 	mb := req.Mailbox()
 	lastID := sse.LastEventID(req.Request)
 	if lastID == "" {
-		snap, _ := json.Marshal(taskList{Tasks: orEmpty(a.store.List(nil))})
+		snap, err := a.snapshot(req.Request.Context())
+		if err != nil {
+			return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("database unavailable\n"))
+		}
 		_ = mb.Send(sse.Event{Event: "snapshot", Data: snap})
 	}
 	sub, err := a.hub.SubscribeFunc(feedTopic, lastID, func(ev sse.Event) bool {

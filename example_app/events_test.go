@@ -15,12 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/saguaro-go/saguaro/example_app/board"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
 // testApp is the real router on a real loopback server, with tokens for
 // its audience.
@@ -33,7 +32,7 @@ func newTestApp(t *testing.T) *testApp {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	a, err := newApp(context.Background(), config{BaseURL: base, Secret: testSecret}, quietLogger())
+	a, err := newApp(context.Background(), config{BaseURL: base, DevUser: "tester"}, quietLogger())
 	require.NoError(t, err)
 	srv.Config.Handler = a.Handler()
 	srv.Start()
@@ -44,9 +43,17 @@ func newTestApp(t *testing.T) *testApp {
 	return &testApp{app: a, srv: srv}
 }
 
+// tasks lists the board.
+func (ta *testApp) tasks(t *testing.T) []board.Task {
+	t.Helper()
+	l, err := ta.store.List(context.Background(), nil)
+	require.NoError(t, err)
+	return l
+}
+
 func (ta *testApp) token(t *testing.T, scopes string) string {
 	t.Helper()
-	tok, err := devToken(testSecret, ta.cfg.BaseURL+"/mcp", "tester", scopes, time.Hour)
+	tok, err := ta.oauth.DevToken(context.Background(), "tester", scopes, time.Hour)
 	require.NoError(t, err)
 	return tok
 }
@@ -153,12 +160,12 @@ func TestFeedShowsTaskChanges(t *testing.T) {
 	defer res.Body.Close()
 	nextOf(t, rd, "snapshot")
 	_, body := ta.do(t, http.MethodPost, "/api/tasks", ta.token(t, scopeWrite), `{"title":"Ship it","tags":["Release"]}`)
-	var created Task
+	var created board.Task
 	require.NoError(t, json.Unmarshal([]byte(body), &created))
 	ev := nextOf(t, rd, "task")
-	var change TaskChange
+	var change board.Change
 	require.NoError(t, json.Unmarshal(ev.Data, &change))
-	assert.Equal(t, "created", change.Kind)
+	assert.Equal(t, board.Created, change.Kind)
 	assert.Equal(t, created.ID, change.Task.ID)
 	assert.Equal(t, []string{"release"}, change.Task.Tags)
 }
@@ -177,7 +184,7 @@ func TestServeShutsDownWithOpenStreams(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, config{BaseURL: url, Secret: testSecret}, quietLogger()) }()
+	go func() { done <- serve(ctx, ln, config{BaseURL: url}, quietLogger()) }()
 
 	reqCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -3,7 +3,11 @@
 // over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
 // auth and request logging. Run it from the repository's root with
 //
-//	go run ./example_app [-addr 127.0.0.1:8080] [-data tasks.json] [-redis URL]
+//	go run ./example_app [-addr 127.0.0.1:8080] [-data board.db | -db postgres://…] [-redis URL]
+//
+// The board lives in a database: an SQLite file (-data; in memory without
+// it), or PostgreSQL (-db), which replicas share: a change made on any
+// replica reaches every replica's /events feed and every MCP session.
 //
 // With -stdio it serves the same board's MCP server over stdio instead,
 // for desktop and IDE clients that start it as a process of their own
@@ -11,11 +15,13 @@
 //
 // With -redis, its MCP sessions live on Redis (package mcpredis), so that
 // several replicas of it can run side by side behind one load balancer
-// with no stickiness; see the README. The board's tasks themselves stay
-// in each process (a real app keeps them in its own database).
+// with no stickiness; see the README.
 //
-// It prints a development token (1 hour, all scopes) unless
-// EXAMPLE_JWT_SECRET is set; see the README's quickstart.
+// It is its own OAuth 2.1 authorization server (package oauth): MCP
+// clients find it through the protected resource metadata and sign people
+// in on its login page (-dev-login approves everyone as one user). It also
+// prints a development token (1 hour, all scopes) for curl; see the
+// README's quickstart.
 package main
 
 import (
@@ -35,36 +41,44 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	data := flag.String("data", "", "JSON file to keep the tasks in (default: memory only)")
+	data := flag.String("data", "", "SQLite file to keep the board in (default: in memory)")
+	dbURL := flag.String("db", "", "PostgreSQL URL to keep the board in (postgres://…), shared by replicas; instead of -data")
 	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db)")
+	redisPrefix := flag.String("redis-prefix", "saguaro-example:", "with -redis: the key prefix the replicas share")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
-	printToken := flag.Bool("dev-token", false, "print a development token even when "+secretEnv+" is set (replicas share the secret)")
+	printToken := flag.Bool("dev-token", true, "print a development access token (1 hour, all scopes) for curl")
+	devLogin := flag.Bool("dev-login", false, "development: approve every OAuth sign-in as user \"dev\", without a login page")
 	stdio := flag.Bool("stdio", false, "serve MCP over stdio instead of HTTP (for clients that start the app themselves); the user is $"+userEnv+" or $USER")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *data != "" && *dbURL != "" {
+		logger.Error("example_app: -data and -db exclude each other")
+		os.Exit(2)
+	}
 	if *stdio {
 		// Standard output carries the protocol: nothing else is printed.
-		if err := serveStdio(ctx, *data, logger); err != nil {
+		if err := serveStdio(ctx, *data, *dbURL, logger); err != nil {
 			logger.Error("example_app stopped", slog.Any("error", err))
 			os.Exit(1)
 		}
 		return
 	}
-
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		logger.Error("example_app cannot listen", slog.Any("error", err))
 		os.Exit(1)
 	}
-	secret, generated, err := jwtSecret()
-	if err != nil {
-		logger.Error("example_app", slog.Any("error", err))
-		os.Exit(1)
+	cfg := config{BaseURL: "http://" + ln.Addr().String(), Database: *data, RedisURL: *redisURL, RedisPrefix: *redisPrefix,
+		PrintToken: *printToken, Password: os.Getenv(passwordEnv)}
+	if *dbURL != "" {
+		cfg.Database = *dbURL
 	}
-	cfg := config{BaseURL: "http://" + ln.Addr().String(), Secret: secret, DataFile: *data, RedisURL: *redisURL}
+	if *devLogin {
+		cfg.DevUser = "dev"
+	}
 	cfg.ReplicaURL = cfg.BaseURL
 	if *advertise != "" {
 		cfg.ReplicaURL = strings.TrimRight(*advertise, "/")
@@ -78,19 +92,43 @@ func main() {
 		fmt.Printf("example_app replica on %s, one of those behind %s\n", cfg.ReplicaURL, cfg.BaseURL)
 	}
 	fmt.Printf("example_app listening on %s (dashboard %s/, MCP %s/mcp)\n", cfg.BaseURL, cfg.BaseURL, cfg.BaseURL)
-	if generated || *printToken {
-		token, err := devToken(secret, cfg.BaseURL+"/mcp", "dev", scopeRead+" "+scopeWrite, time.Hour)
-		if err != nil {
-			logger.Error("example_app", slog.Any("error", err))
-			os.Exit(1)
-		}
-		fmt.Printf("dev token (1 hour, scopes %s %s; set %s to use your own secret):\nexport TOKEN=%s\n",
-			scopeRead, scopeWrite, secretEnv, token)
-	}
 	if err := serve(ctx, ln, cfg, logger); err != nil {
 		logger.Error("example_app stopped", slog.Any("error", err))
 		os.Exit(1)
 	}
+}
+
+// passwordEnv sets the password of the user "demo" of the login page.
+const passwordEnv = "EXAMPLE_PASSWORD"
+
+// greet prints how to sign in, and a development token when asked.
+func greet(ctx context.Context, a *app) error {
+	if a.cfg.DevUser != "" {
+		fmt.Printf("sign-in: development mode, every sign-in is approved as %q\n", a.cfg.DevUser)
+	} else if a.cfg.Password != "" {
+		if err := a.oauth.SetPassword(ctx, "demo", a.cfg.Password); err != nil {
+			return err
+		}
+		fmt.Printf("sign-in: user demo, password from %s\n", passwordEnv)
+	} else {
+		pw, err := a.oauth.EnsureUser(ctx, "demo")
+		if err != nil {
+			return err
+		}
+		if pw != "" {
+			fmt.Printf("sign-in: user demo, password %s (set %s to choose it)\n", pw, passwordEnv)
+		} else {
+			fmt.Printf("sign-in: user demo, with the password printed when it was created (or set %s)\n", passwordEnv)
+		}
+	}
+	if a.cfg.PrintToken {
+		token, err := a.oauth.DevToken(ctx, "dev", scopeRead+" "+scopeWrite, time.Hour)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("dev token (1 hour, scopes %s %s):\nexport TOKEN=%s\n", scopeRead, scopeWrite, token)
+	}
+	return nil
 }
 
 // serve serves the app on ln until ctx ends, then shuts down gracefully:
@@ -102,6 +140,9 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 		return err
 	}
 	defer a.Close()
+	if err := greet(ctx, a); err != nil {
+		return err
+	}
 
 	// Streams derive their context from this one, so cancelling it at
 	// shutdown ends every live loop with a Disconnect; http.Server's

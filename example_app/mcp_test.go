@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saguaro-go/saguaro/example_app/oauth"
 )
 
 // mcpPost sends one JSON-RPC message to /mcp and returns the response and
@@ -62,6 +64,28 @@ func TestMCPNeedsAToken(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &md))
 	assert.Equal(t, ta.cfg.BaseURL+"/mcp", md["resource"])
 	assert.ElementsMatch(t, []any{scopeRead, scopeWrite}, md["scopes_supported"])
+	assert.Equal(t, []any{ta.cfg.BaseURL}, md["authorization_servers"], "the metadata names the authorization server")
+
+	res, body = ta.do(t, http.MethodGet, "/.well-known/oauth-authorization-server", "", "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, body, `"issuer":"`+ta.cfg.BaseURL+`"`)
+}
+
+// TestMCPRefusesATokenForAnotherAudience: a token signed by the same
+// authorization server, with the same key, but for another resource is
+// refused (RFC 8707).
+func TestMCPRefusesATokenForAnotherAudience(t *testing.T) {
+	ta := newTestApp(t)
+	other, err := oauth.New(context.Background(), ta.db, oauth.Options{Issuer: ta.cfg.BaseURL,
+		Resource: "http://other.example/mcp", Scopes: []string{scopeRead}})
+	require.NoError(t, err)
+	tok, err := other.DevToken(context.Background(), "tester", scopeRead+" "+scopeWrite, time.Hour)
+	require.NoError(t, err)
+	res, _ := ta.mcpPost(t, tok, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	assert.Contains(t, res.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
+	res, _ = ta.do(t, http.MethodGet, "/api/tasks", tok, "")
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
 }
 
 func TestMCPWriteToolsNeedTheWriteScope(t *testing.T) {
@@ -73,14 +97,14 @@ func TestMCPWriteToolsNeedTheWriteScope(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, res.StatusCode, body)
 	assert.Equal(t, `Bearer error="insufficient_scope", error_description="the token lacks a required scope", scope="tasks:write", resource_metadata="`+
 		ta.cfg.BaseURL+`/.well-known/oauth-protected-resource/mcp"`, res.Header.Get("WWW-Authenticate"))
-	assert.Empty(t, ta.store.List(nil), "the refused call did not run")
+	assert.Empty(t, ta.tasks(t), "the refused call did not run")
 
 	res, body = ta.mcpPost(t, reader, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_tasks","arguments":{}}}`)
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, body, `"structuredContent":{"tasks":[]}`)
 
 	// The same session id with another subject's token is not found.
-	other, err := devToken(testSecret, ta.cfg.BaseURL+"/mcp", "someone-else", scopeRead, time.Hour)
+	other, err := ta.oauth.DevToken(context.Background(), "someone-else", scopeRead, time.Hour)
 	require.NoError(t, err)
 	res, _ = ta.mcpPost(t, other, sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)
@@ -117,7 +141,7 @@ func TestMCPToolChangesTheBoardAndTheFeed(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
 	assert.Contains(t, body, `"structuredContent":{"imported":3}`)
-	assert.Len(t, ta.store.List(nil), 4)
+	assert.Len(t, ta.tasks(t), 4)
 
 	// summarize_tasks falls back when the client offers no sampling.
 	res, body = ta.mcpPost(t, writer, sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"summarize_tasks","arguments":{}}}`)

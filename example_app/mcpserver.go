@@ -7,25 +7,23 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/saguaro-go/saguaro/example_app/board"
 	"github.com/saguaro-go/saguaro/mcp"
 )
-
-// taskURI is the MCP resource URI of a task.
-func taskURI(id string) string { return "tasks://" + id }
 
 // newMCPServer exposes the store over MCP: typed tools, each task as a
 // resource (plus the template tasks://{id}), subscriptions that fire when a
 // task changes, prompts, and completion of task ids.
 // keys seal list cursors and requestState (shared by replicas; nil: a
 // random one).
-func (a *app) newMCPServer(keys [][]byte) *mcp.Server {
+func (a *app) newMCPServer(keys [][]byte) *boardHandler {
 	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-task-board", Title: "Team task board", Version: "1.0.0"},
 		&mcp.ServerOptions{Keys: keys,
 			Instructions: "A team's task board. Read with list_tasks and search_tasks, change it with add_task, complete_task and import_tasks."})
 	a.addTaskTools(srv)
 	a.addTaskResources(srv)
 	a.addTaskPrompts(srv)
-	return srv
+	return &boardHandler{Server: srv, store: a.store}
 }
 
 // tool registers a typed tool and reports each call on the live feed.
@@ -49,7 +47,7 @@ func must(err error) {
 }
 
 type taskList struct {
-	Tasks []Task `json:"tasks"`
+	Tasks []board.Task `json:"tasks"`
 }
 
 func (a *app) addTaskTools(srv *mcp.Server) {
@@ -58,8 +56,9 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 	}
 	tool(a, srv, &mcp.Tool{Name: "list_tasks", Title: "List tasks", Description: "Lists the board's tasks, oldest first.",
 		Annotations: readOnly},
-		func(_ context.Context, _ *mcp.CallToolRequest, in listIn) (taskList, error) {
-			return taskList{Tasks: orEmpty(a.store.List(in.Done))}, nil
+		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (taskList, error) {
+			tasks, err := a.store.List(ctx, in.Done)
+			return taskList{Tasks: orEmpty(tasks)}, err
 		})
 
 	type searchIn struct {
@@ -67,8 +66,9 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 	}
 	tool(a, srv, &mcp.Tool{Name: "search_tasks", Title: "Search tasks", Description: "Finds tasks whose title, notes or tags contain the query.",
 		Annotations: readOnly},
-		func(_ context.Context, _ *mcp.CallToolRequest, in searchIn) (taskList, error) {
-			return taskList{Tasks: orEmpty(a.store.Search(in.Query))}, nil
+		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (taskList, error) {
+			tasks, err := a.search(ctx, in.Query)
+			return taskList{Tasks: orEmpty(tasks)}, err
 		})
 
 	type addIn struct {
@@ -77,8 +77,8 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 		Tags  []string `json:"tags,omitempty" jsonschema:"labels such as backend or urgent"`
 	}
 	tool(a, srv, &mcp.Tool{Name: "add_task", Title: "Add a task", Description: "Adds a task to the board and returns it."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (Task, error) {
-			return a.store.Add(in.Title, in.Notes, in.Tags)
+		func(ctx context.Context, _ *mcp.CallToolRequest, in addIn) (board.Task, error) {
+			return a.store.Add(ctx, board.NewTask{Title: in.Title, Notes: in.Notes, Tags: in.Tags})
 		})
 
 	type idIn struct {
@@ -86,8 +86,8 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 	}
 	tool(a, srv, &mcp.Tool{Name: "complete_task", Title: "Complete a task", Description: "Marks a task done and returns it.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: ptr(true)}},
-		func(_ context.Context, _ *mcp.CallToolRequest, in idIn) (Task, error) {
-			return a.store.SetDone(in.ID, true)
+		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (board.Task, error) {
+			return a.store.SetDone(ctx, in.ID, true)
 		})
 
 	type importIn struct {
@@ -106,7 +106,7 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 				if err := ctx.Err(); err != nil {
 					return importOut{Imported: n}, err
 				}
-				if _, err := a.store.Add(title, "", []string{"imported"}); err != nil {
+				if _, err := a.store.Add(ctx, board.NewTask{Title: title, Tags: []string{"imported"}}); err != nil {
 					return importOut{Imported: n}, fmt.Errorf("task %d: %w", i+1, err)
 				}
 				n++
@@ -124,7 +124,10 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 		Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (summaryOut, error) {
 			open := false
-			tasks := a.store.List(&open)
+			tasks, err := a.store.List(ctx, &open)
+			if err != nil {
+				return summaryOut{}, err
+			}
 			plain := plainSummary(tasks)
 			res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
 				Messages:     []*mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.Text("Summarize these open tasks in two sentences:\n" + plain)}},
@@ -144,15 +147,30 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 		})
 }
 
-func orEmpty(t []Task) []Task {
+func orEmpty(t []board.Task) []board.Task {
 	if t == nil {
-		return []Task{}
+		return []board.Task{}
 	}
 	return t
 }
 
+// search returns the tasks whose title, notes or tags contain query.
+func (a *app) search(ctx context.Context, query string) ([]board.Task, error) {
+	all, err := a.store.List(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []board.Task
+	for _, t := range all {
+		if t.Matches(query) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // plainSummary is the summary written without a model.
-func plainSummary(open []Task) string {
+func plainSummary(open []board.Task) string {
 	if len(open) == 0 {
 		return "No open tasks."
 	}
@@ -167,44 +185,39 @@ func plainSummary(open []Task) string {
 	return b.String()
 }
 
-func (a *app) readTask(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (a *app) readTask(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	id := strings.TrimPrefix(req.URI, "tasks://")
-	t, err := a.store.Get(id)
-	if err != nil {
+	t, err := a.store.Get(ctx, id)
+	if errors.Is(err, board.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, req.URI)
+	}
+	if err != nil {
+		return nil, err
 	}
 	body, _ := json.Marshal(t)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.URI, MIMEType: "application/json", Text: string(body)}}}, nil
 }
 
-// addTaskResources lists every task as a resource (added and removed as
-// tasks come and go, which sends resources/list_changed to live sessions),
-// serves tasks://{id} for any id, and fires resources/updated for a task's
-// subscribers whenever it changes.
+// addTaskResources serves tasks://{id} for any id (the list itself is
+// boardHandler's, read from the database).
 func (a *app) addTaskResources(srv *mcp.Server) {
 	must(srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "tasks://{id}", Name: "task",
 		Title: "A task", Description: "One task of the board, as JSON.", MIMEType: "application/json"}, a.readTask))
 	must(srv.AddTemplateCompletion("tasks://{id}", "id", a.completeID))
-	publish := func(t Task) {
-		_ = srv.AddResource(&mcp.Resource{URI: taskURI(t.ID), Name: t.ID, Title: t.Title,
-			Description: "Task " + t.ID, MIMEType: "application/json"}, a.readTask)
-	}
-	for _, t := range a.store.List(nil) {
-		publish(t)
-	}
-	a.store.Observe(func(c TaskChange) {
-		switch c.Kind {
-		case "created":
-			publish(c.Task)
-		case "deleted":
-			srv.RemoveResources(taskURI(c.Task.ID))
-		}
-		srv.ResourceUpdated(taskURI(c.Task.ID))
-	})
 }
 
-func (a *app) completeID(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	return &mcp.CompleteResult{Values: orEmptyStrings(a.store.IDs(req.ArgumentValue))}, nil
+func (a *app) completeID(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	all, err := a.store.List(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, t := range all {
+		if strings.HasPrefix(t.ID, req.ArgumentValue) {
+			ids = append(ids, t.ID)
+		}
+	}
+	return &mcp.CompleteResult{Values: orEmptyStrings(ids)}, nil
 }
 
 func orEmptyStrings(s []string) []string {
@@ -217,17 +230,21 @@ func orEmptyStrings(s []string) []string {
 func (a *app) addTaskPrompts(srv *mcp.Server) {
 	must(srv.AddPrompt(&mcp.Prompt{Name: "plan_day", Title: "Plan my day",
 		Description: "Asks the model to order today's open tasks."},
-		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		func(ctx context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			open := false
+			tasks, err := a.store.List(ctx, &open)
+			if err != nil {
+				return nil, err
+			}
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text(
 				"Here is our board. Suggest an order for today, most urgent first, with one line of reasoning each.\n\n" +
-					plainSummary(a.store.List(&open)))}}}, nil
+					plainSummary(tasks))}}}, nil
 		}))
 	must(srv.AddPrompt(&mcp.Prompt{Name: "task_brief", Title: "Brief on a task",
 		Description: "Asks the model for a short plan for one task.",
 		Arguments:   []*mcp.PromptArgument{{Name: "id", Description: "the task id", Required: true}}},
-		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			t, err := a.store.Get(req.Arguments["id"])
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			t, err := a.store.Get(ctx, req.Arguments["id"])
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", mcp.ErrInvalidParams, err)
 			}

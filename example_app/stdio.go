@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/saguaro-go/saguaro/example_app/board"
+	"github.com/saguaro-go/saguaro/example_app/database"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/sse"
 )
@@ -17,19 +19,42 @@ const userEnv = "EXAMPLE_USER"
 // newline-delimited JSON-RPC on standard input and output, logs on
 // standard error, no HTTP and no token. The client is the user who
 // started the process, so the identity comes from the environment, as the
-// MCP specification asks of stdio, and every tool is allowed. The tasks
-// live in the same store as the HTTP mode's (-data).
-func serveStdio(ctx context.Context, dataFile string, logger *slog.Logger) error {
-	store, err := NewStore(dataFile)
+// MCP specification asks of stdio, and every tool is allowed. The board
+// is the HTTP mode's: the SQLite file of -data, or the PostgreSQL of -db,
+// whose changes made by the HTTP app reach the stdio client too.
+func serveStdio(ctx context.Context, dataFile, dbURL string, logger *slog.Logger) error {
+	dsn := dataFile
+	if dbURL != "" {
+		dsn = dbURL
+	}
+	a, err := newBoardApp(ctx, dsn, logger)
 	if err != nil {
 		return err
 	}
-	a := &app{logger: logger, hub: sse.NewHub(nil), store: store}
-	defer a.hub.Close()
+	defer a.Close()
 	user := os.Getenv(userEnv)
 	if user == "" {
 		user = os.Getenv("USER")
 	}
-	a.mcp = a.newMCPServer(nil)
 	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Logger: logger})
+}
+
+// newBoardApp is the board and its MCP server alone, without HTTP, auth
+// or a cluster: what the stdio mode serves. dsn is database.Open's.
+func newBoardApp(ctx context.Context, dsn string, logger *slog.Logger) (_ *app, err error) {
+	a := &app{logger: logger, hub: sse.NewHub(nil)}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.db, err = database.Open(ctx, dsn); err != nil {
+		return nil, err
+	}
+	if a.store, err = board.Open(ctx, a.db, logger); err != nil {
+		return nil, err
+	}
+	a.mcp = a.newMCPServer(nil)
+	a.unwatch = a.store.Watch(a.boardChanged)
+	return a, nil
 }

@@ -27,31 +27,55 @@ import (
 // exampleApp is the real example_app binary, running as a newcomer runs
 // it: its address and dev token read from what it prints.
 type exampleApp struct {
-	cmd    *exec.Cmd
-	base   string
-	token  string
-	data   string
-	done   chan struct{}
-	err    error
-	stderr *lockedWriter
+	cmd     *exec.Cmd
+	base    string
+	token   string
+	data    string
+	replica string // with EXAMPLE_BASE_URL: this replica's own URL
+	done    chan struct{}
+	err     error
+	stderr  *lockedWriter
 }
 
-// startExampleApp builds ../example_app (a module of its own) and starts it
-// on a free loopback port with a data file, as `go run ./example_app`
-// would.
-func startExampleApp(t *testing.T) *exampleApp {
-	t.Helper()
-	dir := t.TempDir()
+// exampleAppBin builds ../example_app (a module of its own) once per test
+// binary.
+var exampleAppBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "saguaro-example-app-")
+	if err != nil {
+		return "", err
+	}
 	bin := filepath.Join(dir, "example_app")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = "../example_app"
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%w\n%s", err, out)
+	}
+	return bin, nil
+})
 
-	app := &exampleApp{data: filepath.Join(dir, "tasks.json"), done: make(chan struct{}), stderr: &lockedWriter{w: &bytes.Buffer{}}}
-	app.cmd = exec.Command(bin, "-addr", "127.0.0.1:0", "-data", app.data)
+// startExampleApp starts the example app on a free loopback port with an
+// SQLite file and development sign-in, as `go run ./example_app
+// -dev-login` would.
+func startExampleApp(t *testing.T) *exampleApp {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "board.db")
+	app := runExampleApp(t, nil, "-addr", "127.0.0.1:0", "-data", data, "-dev-login")
+	app.data = data
+	return app
+}
+
+// runExampleApp runs the example app's binary with args and env, and
+// reads its address (the replica's own with -advertise or
+// EXAMPLE_BASE_URL, else the one it listens on) and dev token from what
+// it prints.
+func runExampleApp(t *testing.T, env []string, args ...string) *exampleApp {
+	t.Helper()
+	bin, err := exampleAppBin()
+	require.NoError(t, err)
+	app := &exampleApp{done: make(chan struct{}), stderr: &lockedWriter{w: &bytes.Buffer{}}}
+	app.cmd = exec.Command(bin, args...)
 	app.cmd.SysProcAttr = procAttr()
-	app.cmd.Env = append(os.Environ(), "EXAMPLE_JWT_SECRET=") // let it generate a secret and print a token
+	app.cmd.Env = append(os.Environ(), env...)
 	stdout, err := app.cmd.StdoutPipe()
 	require.NoError(t, err)
 	app.cmd.Stderr = app.stderr
@@ -67,6 +91,9 @@ func startExampleApp(t *testing.T) *exampleApp {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, "example_app replica on "); ok {
+				app.replica, _, _ = strings.Cut(rest, ",")
+			}
 			if rest, ok := strings.CutPrefix(line, "example_app listening on "); ok {
 				app.base, _, _ = strings.Cut(rest, " ")
 			}
@@ -216,7 +243,7 @@ func TestExampleAppEndToEnd(t *testing.T) {
 
 // TestExampleAppShutdownUnderLoad sends SIGTERM while event streams are
 // open and calls are in flight: the process exits 0 within a few seconds,
-// without a panic, and its data file is whole.
+// without a panic, and its database is whole.
 func TestExampleAppShutdownUnderLoad(t *testing.T) {
 	app := startExampleApp(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -233,7 +260,7 @@ func TestExampleAppShutdownUnderLoad(t *testing.T) {
 	}
 	cs := app.connect(t, nil)
 
-	// Calls in flight: importers writing the data file over and over.
+	// Calls in flight: importers writing to the database.
 	errs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
@@ -258,11 +285,14 @@ func TestExampleAppShutdownUnderLoad(t *testing.T) {
 		<-errs // finished or cut off: either way, answered
 	}
 
-	data, err := os.ReadFile(app.data)
-	require.NoError(t, err)
+	// The database is whole: the app starts again on it and lists
+	// what the importers committed.
+	again := runExampleApp(t, nil, "-addr", "127.0.0.1:0", "-data", app.data)
+	status, body := again.api(t, http.MethodGet, "/api/tasks", "")
+	require.Equal(t, http.StatusOK, status, body)
 	var saved struct {
 		Tasks []json.RawMessage `json:"tasks"`
 	}
-	require.NoError(t, json.Unmarshal(data, &saved), "the data file is valid JSON after shutdown")
+	require.NoError(t, json.Unmarshal([]byte(body), &saved))
 	assert.NotEmpty(t, saved.Tasks)
 }

@@ -55,7 +55,7 @@ func TestStdioGoSDK(t *testing.T) {
 					updated <- r.Params.URI
 				},
 			})
-			cmd := exec.Command(bin, "-stdio", "-data", filepath.Join(dir, name+".json"))
+			cmd := exec.Command(bin, "-stdio", "-data", filepath.Join(dir, name+".db"))
 			cmd.Env = append(os.Environ(), "EXAMPLE_USER=interop")
 			var so *gomcp.ClientSessionOptions
 			if rev != "" {

@@ -1,0 +1,377 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/saguaro-go/saguaro/example_app/database"
+)
+
+// Lifetimes of what the server issues.
+const (
+	requestTTL      = 30 * time.Minute // an authorization request waiting for the user
+	codeTTL         = time.Minute      // a code waiting for its exchange
+	accessTokenTTL  = 15 * time.Minute
+	refreshTokenTTL = 30 * 24 * time.Hour
+)
+
+// errNotFound is what storage lookups return for an unknown id, code or
+// token; op turns it into invalid_grant or invalid_client.
+var errNotFound = errors.New("oauth: not found")
+
+// storage implements op.Storage on the app's database.
+type storage struct {
+	s *Server
+}
+
+func (st *storage) db() *database.DB { return st.s.db }
+
+// hash is how codes, refresh tokens and client secrets are stored.
+func hash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// randomToken is 32 random bytes, base64url.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// CreateAuthRequest implements op.AuthStorage. The request was validated
+// by validateAuthRequest, which put its resource in the context.
+func (st *storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+	c, err := st.s.client(ctx, r.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	a := &authRequest{
+		ID: randomToken(), ClientID: r.ClientID, RedirectURI: r.RedirectURI, Scopes: r.Scopes,
+		State: r.State, Nonce: r.Nonce, ResponseType: r.ResponseType, ResponseMode: r.ResponseMode,
+		Challenge: r.CodeChallenge, Method: string(r.CodeChallengeMethod),
+		Resource: resourceFrom(ctx), RefreshTokens: c.refreshTokens(),
+	}
+	data, _ := json.Marshal(a)
+	now := time.Now()
+	db := st.db()
+	// Expired requests and refresh tokens go as new requests come.
+	_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_requests WHERE created_at < ?`), now.Add(-requestTTL).Unix())
+	_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE expires_at < ?`), now.Unix())
+	_, err = db.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_requests (id, client_id, data, created_at) VALUES (?, ?, ?, ?)`),
+		a.ID, a.ClientID, string(data), now.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("oauth: save request: %w", err)
+	}
+	return a, nil
+}
+
+const requestColumns = `data, subject, auth_time, state`
+
+func scanRequest(row *sql.Row) (*authRequest, error) {
+	var (
+		data, subject, state string
+		authTime             int64
+	)
+	if err := row.Scan(&data, &subject, &authTime, &state); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, errNotFound
+		}
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	a := &authRequest{}
+	if err := json.Unmarshal([]byte(data), a); err != nil {
+		return nil, fmt.Errorf("oauth: request data: %w", err)
+	}
+	a.subject, a.done = subject, state == "approved"
+	if authTime > 0 {
+		a.authTime = time.Unix(authTime, 0).UTC()
+	}
+	return a, nil
+}
+
+// AuthRequestByID implements op.AuthStorage: a request still waiting for
+// the user or just approved, not one whose code was issued or denied.
+func (st *storage) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest, error) {
+	return st.requestByID(ctx, id)
+}
+
+func (st *storage) requestByID(ctx context.Context, id string) (*authRequest, error) {
+	db := st.db()
+	return scanRequest(db.QueryRowContext(ctx, db.Rebind(`SELECT `+requestColumns+` FROM oauth_requests
+		WHERE id = ? AND state IN ('pending', 'approved') AND created_at >= ?`), id, time.Now().Add(-requestTTL).Unix()))
+}
+
+// SaveAuthCode implements op.AuthStorage: the code op made for an approved
+// request. A request gets one code, once.
+func (st *storage) SaveAuthCode(ctx context.Context, id, code string) error {
+	db := st.db()
+	res, err := db.ExecContext(ctx, db.Rebind(`UPDATE oauth_requests SET code_hash = ?, code_at = ?, state = 'code'
+		WHERE id = ? AND state = 'approved'`), hash(code), time.Now().Unix(), id)
+	if err != nil {
+		return fmt.Errorf("oauth: save code: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return oidc.ErrInvalidRequest().WithDescription("the authorization request was already answered")
+	}
+	return nil
+}
+
+// AuthRequestByCode implements op.AuthStorage. It consumes the code in one
+// UPDATE, so that two exchanges, on any replicas, cannot both succeed. A
+// code presented again (or after its minute) fails, and a replayed code
+// revokes the refresh tokens it led to (OAuth 2.1 §4.1.3).
+func (st *storage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
+	db := st.db()
+	h := hash(code)
+	a, err := scanRequest(db.QueryRowContext(ctx, db.Rebind(`UPDATE oauth_requests SET state = 'exchanged'
+		WHERE code_hash = ? AND state = 'code' AND code_at >= ? RETURNING `+requestColumns), h, time.Now().Add(-codeTTL).Unix()))
+	if errors.Is(err, errNotFound) {
+		var id string
+		if db.QueryRowContext(ctx, db.Rebind(`SELECT id FROM oauth_requests WHERE code_hash = ? AND state = 'exchanged'`), h).Scan(&id) == nil {
+			_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE family = ?`), id)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// DeleteAuthRequest implements op.AuthStorage. op calls it once the
+// tokens are issued; the row stays (as "exchanged") until it expires, so
+// that a replay of its code is recognised.
+func (st *storage) DeleteAuthRequest(ctx context.Context, id string) error { return nil }
+
+// approve records the user's consent; deny their refusal.
+func (st *storage) approve(ctx context.Context, id, subject string) error {
+	db := st.db()
+	res, err := db.ExecContext(ctx, db.Rebind(`UPDATE oauth_requests SET subject = ?, auth_time = ?, state = 'approved'
+		WHERE id = ? AND state = 'pending'`), subject, time.Now().Unix(), id)
+	if err != nil {
+		return fmt.Errorf("oauth: approve: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return errNotFound
+	}
+	return nil
+}
+
+func (st *storage) deny(ctx context.Context, id string) error {
+	db := st.db()
+	_, err := db.ExecContext(ctx, db.Rebind(`UPDATE oauth_requests SET state = 'denied' WHERE id = ? AND state = 'pending'`), id)
+	return err
+}
+
+// CreateAccessToken implements op.AuthStorage: a JWT access token needs
+// no row, only an id and an expiry.
+func (st *storage) CreateAccessToken(ctx context.Context, _ op.TokenRequest) (string, time.Time, error) {
+	return randomToken(), time.Now().Add(accessTokenTTL).UTC(), nil
+}
+
+// CreateAccessAndRefreshTokens implements op.AuthStorage. After a code
+// exchange it starts a refresh token family (the authorization request's
+// id); on a refresh it rotates: the presented token is marked used in one
+// UPDATE (a concurrent second use finds it used and fails) and a new one
+// of the same family replaces it.
+func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
+	var (
+		family, clientID string
+		authTime         time.Time
+	)
+	switch r := req.(type) {
+	case *authRequest:
+		family, clientID, authTime = r.ID, r.ClientID, r.authTime
+	case *refreshRequest:
+		family, clientID, authTime = r.family, r.clientID, r.authTime
+	default:
+		return "", "", time.Time{}, oidc.ErrUnsupportedGrantType()
+	}
+	token := randomToken()
+	scopes, _ := json.Marshal(req.GetScopes())
+	aud, _ := json.Marshal(req.GetAudience())
+	db := st.db()
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		if current != "" {
+			res, err := tx.ExecContext(ctx, db.Rebind(`UPDATE oauth_refresh_tokens SET used = TRUE
+				WHERE token_hash = ? AND used = FALSE AND expires_at >= ?`), hash(current), time.Now().Unix())
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return oidc.ErrInvalidGrant().WithDescription("the refresh token was already used")
+			}
+		}
+		_, err := tx.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_refresh_tokens
+			(token_hash, family, client_id, subject, scopes, audience, auth_time, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			hash(token), family, clientID, req.GetSubject(), string(scopes), string(aud), authTime.Unix(),
+			time.Now().Add(refreshTokenTTL).Unix())
+		return err
+	})
+	if err != nil {
+		var oe *oidc.Error
+		if errors.As(err, &oe) {
+			return "", "", time.Time{}, oe
+		}
+		return "", "", time.Time{}, fmt.Errorf("oauth: refresh token: %w", err)
+	}
+	return randomToken(), token, time.Now().Add(accessTokenTTL).UTC(), nil
+}
+
+// TokenRequestByRefreshToken implements op.AuthStorage. A token used
+// before (rotated out) means it leaked or was replayed: its whole family
+// is revoked, the legitimate holder's newer token with it.
+func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
+	db := st.db()
+	var (
+		r                 = &refreshRequest{token: token}
+		scopes, aud       string
+		authTime, expires int64
+		used              bool
+	)
+	err := db.QueryRowContext(ctx, db.Rebind(`SELECT family, client_id, subject, scopes, audience, auth_time, expires_at, used
+		FROM oauth_refresh_tokens WHERE token_hash = ?`), hash(token)).
+		Scan(&r.family, &r.clientID, &r.subject, &scopes, &aud, &authTime, &expires, &used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	if used {
+		_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE family = ?`), r.family)
+		return nil, errors.New("oauth: refresh token reused; its family is revoked")
+	}
+	if time.Now().Unix() > expires {
+		return nil, errors.New("oauth: refresh token expired")
+	}
+	_ = json.Unmarshal([]byte(scopes), &r.scopes)
+	_ = json.Unmarshal([]byte(aud), &r.audience)
+	r.authTime = time.Unix(authTime, 0).UTC()
+	return r, nil
+}
+
+// TerminateSession implements op.AuthStorage: the server keeps no login
+// session.
+func (st *storage) TerminateSession(context.Context, string, string) error { return nil }
+
+// RevokeToken implements op.AuthStorage: a refresh token's family goes;
+// access tokens are JWTs and expire.
+func (st *storage) RevokeToken(ctx context.Context, token, _, clientID string) *oidc.Error {
+	db := st.db()
+	_, err := db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE family IN
+		(SELECT family FROM oauth_refresh_tokens WHERE token_hash = ? AND client_id = ?)`), hash(token), clientID)
+	if err != nil {
+		return oidc.ErrServerError()
+	}
+	return nil
+}
+
+// GetRefreshTokenInfo implements op.AuthStorage.
+func (st *storage) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
+	db := st.db()
+	var subject string
+	err := db.QueryRowContext(ctx, db.Rebind(`SELECT subject FROM oauth_refresh_tokens WHERE token_hash = ? AND client_id = ?`),
+		hash(token), clientID).Scan(&subject)
+	if err != nil {
+		return "", "", op.ErrInvalidRefreshToken
+	}
+	return subject, hash(token), nil
+}
+
+// SigningKey implements op.AuthStorage.
+func (st *storage) SigningKey(context.Context) (op.SigningKey, error) { return st.s.key, nil }
+
+// SignatureAlgorithms implements op.AuthStorage.
+func (st *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{st.s.key.SignatureAlgorithm()}, nil
+}
+
+// KeySet implements op.AuthStorage: the public key, for /oauth/keys.
+func (st *storage) KeySet(context.Context) ([]op.Key, error) { return []op.Key{st.s.key.public()}, nil }
+
+// GetClientByClientID implements op.OPStorage.
+func (st *storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	return st.s.client(ctx, id)
+}
+
+// AuthorizeClientIDSecret implements op.OPStorage.
+func (st *storage) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	c, err := st.s.client(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.secretHash == "" || subtle.ConstantTimeCompare([]byte(c.secretHash), []byte(hash(secret))) != 1 {
+		return errors.New("oauth: wrong client secret")
+	}
+	return nil
+}
+
+// SetUserinfoFromScopes implements op.OPStorage (deprecated by op; empty).
+func (st *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+	return nil
+}
+
+// SetUserinfoFromToken implements op.OPStorage: the subject only.
+func (st *storage) SetUserinfoFromToken(_ context.Context, info *oidc.UserInfo, _, subject, _ string) error {
+	info.Subject = subject
+	return nil
+}
+
+// SetIntrospectionFromToken implements op.OPStorage (the server does not
+// route introspection).
+func (st *storage) SetIntrospectionFromToken(context.Context, *oidc.IntrospectionResponse, string, string, string) error {
+	return errNotFound
+}
+
+// GetPrivateClaimsFromScopes implements op.OPStorage.
+func (st *storage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
+	return scopeClaim(scopes), nil
+}
+
+// GetPrivateClaimsFromRequest implements op.CanGetPrivateClaimsFromRequest:
+// the access token carries its scopes as "scope" (RFC 9068), which is
+// what package auth reads.
+func (st *storage) GetPrivateClaimsFromRequest(_ context.Context, _ op.TokenRequest, scopes []string) (map[string]any, error) {
+	return scopeClaim(scopes), nil
+}
+
+func scopeClaim(scopes []string) map[string]any {
+	var out []string
+	for _, s := range scopes {
+		if s != oidc.ScopeOfflineAccess && s != oidc.ScopeOpenID {
+			out = append(out, s)
+		}
+	}
+	return map[string]any{"scope": strings.Join(out, " ")}
+}
+
+// GetKeyByIDAndClientID implements op.OPStorage (private_key_jwt is not
+// offered).
+func (st *storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
+	return nil, errNotFound
+}
+
+// ValidateJWTProfileScopes implements op.OPStorage (the JWT profile grant
+// is not offered).
+func (st *storage) ValidateJWTProfileScopes(context.Context, string, []string) ([]string, error) {
+	return nil, oidc.ErrUnsupportedGrantType()
+}
+
+// Health implements op.Storage.
+func (st *storage) Health(ctx context.Context) error { return st.db().PingContext(ctx) }
