@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/saguaro-go/saguaro/middleware"
+
 	"github.com/go-chi/chi/v5"
 
 	"github.com/saguaro-go/saguaro/auth"
@@ -94,6 +96,10 @@ func (a *app) createTask(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
+		if errors.Is(err, middleware.ErrBodyTimeout) {
+			writeJSON(w, http.StatusRequestTimeout, map[string]string{"error": "request body too slow"})
+			return
+		}
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid JSON: " + err.Error()})
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
@@ -49,6 +50,9 @@ type config struct {
 	RedisURL    string
 	RedisPrefix string // the replicas' shared key prefix
 	ReplicaURL  string
+	// BodyTimeout bounds how long a request body may take to arrive,
+	// on every route (408 beyond it); default 30 s.
+	BodyTimeout time.Duration
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -76,6 +80,9 @@ type app struct {
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = 30 * time.Second
+	}
 	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil)}
 	defer func() {
 		if err != nil {
@@ -151,6 +158,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 			},
 		},
 		Identity:  auth.Identity,
+		Limits:    &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
 		Authorize: a.authorizeMCP,
 		Attrs:     middleware.SetAttrs,
 		Logger:    logger,
@@ -237,13 +245,21 @@ func (a *app) Handler() http.Handler {
 	md.ScopesSupported = []string{scopeRead, scopeWrite}
 	md.ResourceName = "Team task board"
 	must(auth.MountMetadata(r, &md))
-	a.oauth.Routes(r)
+	// A client that trickles its body is cut after cfg.BodyTimeout (408),
+	// so that slow clients cannot hold connections and goroutines for as
+	// long as they like. The MCP endpoint bounds its own bodies
+	// (mcp.Limits).
+	slowBodies := middleware.BodyTimeout(a.cfg.BodyTimeout)
+	r.Group(func(r chi.Router) {
+		r.Use(slowBodies)
+		a.oauth.Routes(r)
+	})
 	r.Mount("/events", a.eventRoutes())
 
 	// Token required: the JSON API and MCP.
 	r.Group(func(r chi.Router) {
 		r.Use(a.verifier.Handler)
-		r.Mount("/api", a.apiRoutes())
+		r.With(slowBodies).Mount("/api", a.apiRoutes())
 		r.With(auth.RequireScopes(scopeRead)).Mount("/mcp", a.endpoint)
 	})
 	return r

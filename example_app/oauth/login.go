@@ -79,6 +79,9 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, a *authRequ
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
+		if tooSlow(w, err) {
+			return
+		}
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}

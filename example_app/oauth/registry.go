@@ -101,6 +101,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var md clientMetadata
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistration))
 	if err := dec.Decode(&md); err != nil {
+		if tooSlow(w, err) {
+			return
+		}
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata", "error_description": "the body is not a JSON object of client metadata"})
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/saguaro-go/saguaro/example_app/database"
+	"github.com/saguaro-go/saguaro/middleware"
 )
 
 // The server's endpoints, relative to the issuer (the app's base URL).
@@ -266,6 +267,9 @@ func resourceFrom(ctx context.Context) string {
 // this server's validation (validateAuthRequest).
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
+		if tooSlow(w, err) {
+			return
+		}
 		http.Error(w, "invalid request", http.StatusBadRequest)
 		return
 	}
@@ -342,6 +346,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	h.Set("Pragma", "no-cache")
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
+		if tooSlow(w, err) {
+			return
+		}
 		writeOAuthError(w, http.StatusBadRequest, oidc.ErrInvalidRequest().WithDescription("the body is not a form"))
 		return
 	}
@@ -407,4 +414,15 @@ func (s *Server) loginURL() string { return s.opts.Issuer + PathLogin }
 // issues the code there.
 func (s *Server) callbackURL(id string) string {
 	return s.opts.Issuer + PathCallback + "?id=" + url.QueryEscape(id)
+}
+
+// tooSlow answers 408 when err is a body that did not arrive in time
+// (middleware.BodyTimeout, which the app puts in front of these
+// endpoints), and reports whether it did.
+func tooSlow(w http.ResponseWriter, err error) bool {
+	if !errors.Is(err, middleware.ErrBodyTimeout) {
+		return false
+	}
+	http.Error(w, "request body too slow", http.StatusRequestTimeout)
+	return true
 }
