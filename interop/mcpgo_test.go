@@ -592,8 +592,14 @@ func testMCPGo(t *testing.T, rev string) {
 		select {
 		case err := <-errc:
 			// An error, not the result: the call did not run to completion.
+			// Which error is mcp-go's business: when the cancelled stream
+			// read ends, its select sees the closed response channel and
+			// the cancelled context together and picks either
+			// ("unexpected nil response" or context.Canceled).
 			require.Error(t, err)
-			assert.ErrorIs(t, err, context.Canceled)
+			if !errors.Is(err, context.Canceled) {
+				assert.Contains(t, err.Error(), "unexpected nil response")
+			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("CallTool did not return after its context was cancelled")
 		}
