@@ -41,16 +41,17 @@ func DecodeBatch(data []byte) ([]BatchItem, *Error) {
 	return d.DecodeBatch(data)
 }
 
-// checkText validates the whole body: UTF-8 first, then JSON syntax (which
-// bounds nesting at encoding/json's depth limit).
+// checkText validates the whole body in one pass: JSON syntax (nesting
+// bounded at encoding/json's depth limit) and UTF-8. Which of the two a
+// bad body breaks is only worked out when it is bad.
 func checkText(data []byte) *Error {
+	if valid(data) {
+		return nil
+	}
 	if !utf8.Valid(data) {
 		return errNotUTF8
 	}
-	if !json.Valid(data) {
-		return errParse
-	}
-	return nil
+	return errParse
 }
 
 // Decode decodes a body holding a single message. On failure it returns a

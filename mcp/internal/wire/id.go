@@ -1,8 +1,11 @@
 package wire
 
 import (
-	"encoding/json"
+	"bytes"
 	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 type idKind uint8
@@ -134,21 +137,94 @@ func isIntegerLiteral(raw []byte) bool {
 	return true
 }
 
-// unquote decodes a raw JSON string token. The fast path (no escapes)
-// copies once; escapes go through encoding/json.
+// unquote decodes a raw JSON string token of validated JSON: it copies
+// the runs between escapes once and decodes the escapes as encoding/json
+// does (an unpaired surrogate becomes U+FFFD). It does not look for what
+// validation rejects (control characters, invalid UTF-8), so it must only
+// see validated input; on anything else it never panics, and reports
+// false for a malformed escape.
 func unquote(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c == '\\' || c < 0x20 {
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
+	j := bytes.IndexByte(body, '\\')
+	if j < 0 {
+		return string(body), true
+	}
+	var b strings.Builder
+	b.Grow(len(body))
+	for {
+		b.Write(body[:j])
+		body = body[j:]
+		if len(body) < 2 {
+			return "", false
+		}
+		switch c := body[1]; c {
+		case '"', '\\', '/':
+			b.WriteByte(c)
+			body = body[2:]
+		case 'b':
+			b.WriteByte('\b')
+			body = body[2:]
+		case 'f':
+			b.WriteByte('\f')
+			body = body[2:]
+		case 'n':
+			b.WriteByte('\n')
+			body = body[2:]
+		case 'r':
+			b.WriteByte('\r')
+			body = body[2:]
+		case 't':
+			b.WriteByte('\t')
+			body = body[2:]
+		case 'u':
+			r := hex4(body)
+			if r < 0 {
 				return "", false
 			}
-			return s, true
+			body = body[6:]
+			if utf16.IsSurrogate(r) {
+				if r2 := hex4(body); r2 >= 0 {
+					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+						b.WriteRune(pair)
+						body = body[6:]
+						break
+					}
+				}
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+		default:
+			return "", false
+		}
+		if j = bytes.IndexByte(body, '\\'); j < 0 {
+			b.Write(body)
+			return b.String(), true
 		}
 	}
-	return string(body), true
+}
+
+// hex4 reads the escape \uXXXX at the start of s; -1 when s does not
+// start with one.
+func hex4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

@@ -1,9 +1,13 @@
 package wire
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
-// The scanner below walks JSON that encoding/json has already validated, so
-// it only needs to find token boundaries; it never recurses.
+// The scanner below walks JSON that has already been validated (valid),
+// so it only needs to find token boundaries; it never recurses, and
+// never panics on other input.
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -15,14 +19,23 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index just past the string token starting at i.
+// It searches for the closing quote (a quote preceded by an even number of
+// backslashes) rather than reading the string byte by byte.
 func skipString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for i++; i < len(data); {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			break
 		}
+		q := i + j
+		escaped := false
+		for p := q - 1; p >= i && data[p] == '\\'; p-- {
+			escaped = !escaped
+		}
+		if !escaped {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return len(data)
 }
