@@ -102,6 +102,10 @@ type CallToolRequest struct {
 	Arguments json.RawMessage
 
 	startTask func() context.Context // set for a deferred task call
+	// args is Arguments as the input schema's validation decoded it,
+	// for the typed decoding of AddTool's handlers; nil when not
+	// validated.
+	args any
 }
 
 // ReadResourceRequest is the request of resources/read.

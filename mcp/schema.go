@@ -465,11 +465,27 @@ func compileSchema(raw json.RawMessage, object bool) (*compiledSchema, error) {
 // validate checks a raw JSON instance; the error text is short and meant
 // for the model (no schema locations).
 func (c *compiledSchema) validate(raw []byte) error {
-	v, err := decodeValue(raw)
+	_, err := c.check(raw)
+	return err
+}
+
+// check is validate that also returns the decoded instance (decodeValue's
+// tree), so that the caller need not decode it again; nil when an object
+// repeated a key, which only encoding/json decodes the way a typed
+// handler expects.
+func (c *compiledSchema) check(raw []byte) (any, error) {
+	var d treeDecoder
+	v, err := d.value(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.validateValue(v)
+	if err := c.validateValue(v); err != nil {
+		return nil, err
+	}
+	if d.dup {
+		return nil, nil
+	}
+	return v, nil
 }
 
 func (c *compiledSchema) validateValue(v any) error {

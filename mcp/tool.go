@@ -93,9 +93,10 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 		tool.OutputSchema = raw
 	}
 	var output *compiledSchema // set by addTool; read by the closure
+	assign := newAssigner(inType)
 	call := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var in In
-		if err := json.Unmarshal(req.Arguments, &in); err != nil {
+		if err := decodeArguments(assign, req, &in); err != nil {
 			return nil, &argError{err: errors.New(typeErrorText(err))}
 		}
 		out, err := h(ctx, req, in)
@@ -125,6 +126,20 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 	}
 	output = ent.output
 	return nil
+}
+
+// decodeArguments sets *in from req's arguments: from the validated tree
+// when in's type has an assigner, else (or when the tree does not fit) by
+// json.Unmarshal, whose errors the caller reports.
+func decodeArguments[In any](assign assigner, req *CallToolRequest, in *In) error {
+	if assign != nil && req.args != nil {
+		if assign(reflect.ValueOf(in).Elem(), req.args) == nil {
+			return nil
+		}
+		var zero In
+		*in = zero
+	}
+	return json.Unmarshal(req.Arguments, in)
 }
 
 var errToolOutput = wire.NewError(wire.InternalError, "Internal error: the tool's output does not match its output schema")
@@ -248,9 +263,11 @@ func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) 
 	if req.Arguments == nil {
 		req.Arguments = emptyObject
 	}
-	if err := ent.input.validate(req.Arguments); err != nil {
+	args, err := ent.input.check(req.Arguments)
+	if err != nil {
 		return badArguments(req, state, err)
 	}
+	req.args = args
 	res, err := ent.call(ctx, req)
 	var ae *argError
 	if errors.As(err, &ae) {

@@ -13,27 +13,41 @@ var errValue = errors.New("mcp: malformed JSON value")
 // validator walks (map[string]any, []any, string, json.Number, bool, nil),
 // keeping numbers exact. It is a fraction of encoding/json's cost for the
 // same tree because the input is already known to be valid: it only
-// slices.
+// slices, and unescapes strings.
 func decodeValue(raw []byte) (any, error) {
+	var d treeDecoder
+	return d.value(raw)
+}
+
+// treeDecoder builds a tree and notes whether an object repeated a key
+// (the tree keeps the last value; encoding/json would have decoded each).
+type treeDecoder struct{ dup bool }
+
+func (d *treeDecoder) value(raw []byte) (any, error) {
 	if len(raw) == 0 {
 		return nil, errValue
 	}
 	switch c := raw[0]; {
 	case c == '{':
 		m := map[string]any{}
+		n := 0
 		err := wire.EachMember(raw, func(k, v []byte) error {
-			x, err := decodeValue(v)
+			x, err := d.value(v)
 			if err != nil {
 				return err
 			}
 			m[wire.Key(k)] = x
+			n++
 			return nil
 		})
+		if n != len(m) {
+			d.dup = true
+		}
 		return m, err
 	case c == '[':
 		a := []any{}
 		err := wire.EachElement(raw, func(v []byte) error {
-			x, err := decodeValue(v)
+			x, err := d.value(v)
 			if err != nil {
 				return err
 			}
