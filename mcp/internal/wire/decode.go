@@ -60,13 +60,16 @@ func checkText(data []byte) *Error {
 // is refused with InvalidRequest after the body is known to be valid JSON,
 // so garbage is still a ParseError.
 func (d *Decoder) Decode(data []byte) (Message, *Error) {
-	if err := checkText(data); err != nil {
-		return Message{}, err
+	tape, ok := newTape(data)
+	if !ok {
+		return Message{}, checkText(data)
 	}
 	i := skipSpace(data, 0)
 	switch data[i] {
 	case '{':
-		return d.decodeObject(data[i:])
+		m, err := d.decodeObject(tape, data[i:])
+		m.Tape = tape
+		return m, err
 	case '[':
 		return Message{}, errBatch
 	}
@@ -94,7 +97,7 @@ func (d *Decoder) DecodeBatch(data []byte) ([]BatchItem, *Error) {
 		el := data[start:i]
 		var it BatchItem
 		if el[0] == '{' {
-			it.Msg, it.Err = d.decodeObject(el)
+			it.Msg, it.Err = d.decodeObject(nil, el)
 		} else {
 			it.Err = errInvalid
 		}
@@ -121,7 +124,7 @@ const (
 )
 
 // decodeObject decodes one valid JSON object as a message.
-func (d *Decoder) decodeObject(obj []byte) (Message, *Error) {
+func (d *Decoder) decodeObject(tape *Tape, obj []byte) (Message, *Error) {
 	var (
 		m       Message
 		seen    int
@@ -131,7 +134,7 @@ func (d *Decoder) decodeObject(obj []byte) (Message, *Error) {
 		errRaw  []byte
 		bad     *Error
 	)
-	_ = EachMember(obj, func(key, val []byte) error {
+	_ = tape.EachMember(obj, func(key, val []byte) error {
 		var bit int
 		switch {
 		case KeyIs(key, "jsonrpc"):

@@ -1,7 +1,8 @@
 package wire
 
 import (
-	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -148,62 +149,84 @@ func unquote(raw []byte) (string, bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	j := bytes.IndexByte(body, '\\')
-	if j < 0 {
+	i := nextBackslash(body, 0)
+	if i == len(body) {
 		return string(body), true
 	}
 	var b strings.Builder
 	b.Grow(len(body))
-	for {
-		b.Write(body[:j])
-		body = body[j:]
-		if len(body) < 2 {
+	start := 0
+	for i < len(body) {
+		b.Write(body[start:i])
+		j, ok := appendEscape(&b, body, i)
+		if !ok {
 			return "", false
 		}
-		switch c := body[1]; c {
-		case '"', '\\', '/':
-			b.WriteByte(c)
-			body = body[2:]
-		case 'b':
-			b.WriteByte('\b')
-			body = body[2:]
-		case 'f':
-			b.WriteByte('\f')
-			body = body[2:]
-		case 'n':
-			b.WriteByte('\n')
-			body = body[2:]
-		case 'r':
-			b.WriteByte('\r')
-			body = body[2:]
-		case 't':
-			b.WriteByte('\t')
-			body = body[2:]
-		case 'u':
-			r := hex4(body)
-			if r < 0 {
-				return "", false
-			}
-			body = body[6:]
-			if utf16.IsSurrogate(r) {
-				if r2 := hex4(body); r2 >= 0 {
-					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-						b.WriteRune(pair)
-						body = body[6:]
-						break
-					}
+		start = j
+		i = nextBackslash(body, j)
+	}
+	b.Write(body[start:])
+	return b.String(), true
+}
+
+// appendEscape decodes the escape at s[i] (a backslash) into b and
+// returns the index past it.
+func appendEscape(b *strings.Builder, s []byte, i int) (int, bool) {
+	if i+1 >= len(s) {
+		return 0, false
+	}
+	switch c := s[i+1]; c {
+	case '"', '\\', '/':
+		b.WriteByte(c)
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		r := hex4(s[i:])
+		if r < 0 {
+			return 0, false
+		}
+		i += 6
+		if utf16.IsSurrogate(r) {
+			if r2 := hex4(s[i:]); r2 >= 0 {
+				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+					b.WriteRune(pair)
+					return i + 6, true
 				}
-				r = utf8.RuneError
 			}
-			b.WriteRune(r)
-		default:
-			return "", false
+			r = utf8.RuneError
 		}
-		if j = bytes.IndexByte(body, '\\'); j < 0 {
-			b.Write(body)
-			return b.String(), true
+		b.WriteRune(r)
+		return i, true
+	default:
+		return 0, false
+	}
+	return i + 2, true
+}
+
+// nextBackslash returns the index of the first '\\' in s at or after i,
+// or len(s): eight bytes at a time, as escapes in text are a few bytes
+// apart and a call per escape costs more than the search.
+func nextBackslash(s []byte, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:]) ^ (ones * '\\')
+		if m := (x - ones) &^ x & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
+	for ; i < len(s); i++ {
+		if s[i] == '\\' {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // hex4 reads the escape \uXXXX at the start of s; -1 when s does not

@@ -49,6 +49,10 @@ type Message struct {
 	// Error is the error object of a KindErrorResponse (Data holds a
 	// json.RawMessage).
 	Error *Error
+	// Tape is where the long tokens of the decoded input end; nil for a
+	// short input. Walks over Params with it read a long argument no
+	// more than once.
+	Tape *Tape
 }
 
 // IsCall reports whether the message is a request or a notification.

@@ -40,6 +40,15 @@ func skipString(data []byte, i int) int {
 	return len(data)
 }
 
+// skipValue is the package's skipValue, by the tape when it has the
+// value.
+func (t *Tape) skipValue(data []byte, i int) int {
+	if end, ok := t.skip(data, i); ok {
+		return end
+	}
+	return skipValue(data, i)
+}
+
 // skipValue returns the index just past the value starting at i.
 func skipValue(data []byte, i int) int {
 	switch data[i] {
@@ -84,6 +93,12 @@ var errNotObject = errors.New("jsonrpc: not a JSON object")
 // the result is unspecified but EachMember never panics. Use Key to compare
 // keys that may contain escapes.
 func EachMember(obj []byte, fn func(key, value []byte) error) error {
+	return (*Tape)(nil).EachMember(obj, fn)
+}
+
+// EachMember is the package's EachMember over a slice of the tape's body,
+// jumping over the long values the tape knows.
+func (t *Tape) EachMember(obj []byte, fn func(key, value []byte) error) error {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return errNotObject
@@ -108,7 +123,7 @@ func EachMember(obj []byte, fn func(key, value []byte) error) error {
 			return errNotObject
 		}
 		vs := i
-		i = skipValue(obj, i)
+		i = t.skipValue(obj, i)
 		if err := fn(key, obj[vs:i]); err != nil {
 			return err
 		}
@@ -157,6 +172,12 @@ func Unquote(raw []byte) (string, bool) { return unquote(raw) }
 // with the raw value. Like EachMember it expects valid JSON and never
 // panics on other input.
 func EachElement(arr []byte, fn func(value []byte) error) error {
+	return (*Tape)(nil).EachElement(arr, fn)
+}
+
+// EachElement is the package's EachElement over a slice of the tape's
+// body, jumping over the long values the tape knows.
+func (t *Tape) EachElement(arr []byte, fn func(value []byte) error) error {
 	i := skipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return errNotArray
@@ -167,7 +188,7 @@ func EachElement(arr []byte, fn func(value []byte) error) error {
 	}
 	for i < len(arr) {
 		vs := i
-		i = skipValue(arr, i)
+		i = t.skipValue(arr, i)
 		if err := fn(arr[vs:i]); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"math/bits"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -18,10 +19,21 @@ const maxDepth = 10000
 // around it, whose strings are valid UTF-8: utf8.Valid(data) &&
 // json.Valid(data) in one pass.
 func valid(data []byte) bool {
+	return validate(data, nil)
+}
+
+// validate is valid recording data's long tokens on t when t is not nil.
+func validate(data []byte, t *Tape) bool {
 	var stackBuf [32]byte
 	stack := stackBuf[:0]
+	var startsBuf [32]int
+	var starts []int // where each open container started, when recording
+	if t != nil {
+		starts = startsBuf[:0]
+	}
 	n := len(data)
 	i := 0
+	inParams := false // the value of the root's "params" member, when recording
 value:
 	i = skipSpace(data, i)
 	if i >= n {
@@ -38,6 +50,9 @@ value:
 			goto next
 		}
 		stack = append(stack, '{')
+		if t != nil {
+			starts = append(starts, lastOpen(data, i))
+		}
 		goto key
 	case '[':
 		if len(stack) == maxDepth {
@@ -49,10 +64,29 @@ value:
 			goto next
 		}
 		stack = append(stack, '[')
+		if t != nil {
+			starts = append(starts, lastOpen(data, i))
+		}
 		goto value
 	case '"':
+		start := i
+		if t != nil && inParams {
+			// A request's long string is decoded as it is validated: a
+			// handler will want it, and this is its one reading.
+			if end := skipString(data, i); end-start >= tapeMin {
+				var str string
+				if i, str = scanDecode(data, i, end); i < 0 {
+					return false
+				}
+				t.spans = append(t.spans, span{start: start, end: i, str: str, decoded: true})
+				break
+			}
+		}
 		if i = scanString(data, i); i < 0 {
 			return false
+		}
+		if t != nil && i-start >= tapeMin {
+			t.spans = append(t.spans, span{start: start, end: i})
 		}
 	case 't':
 		if !hasLiteral(data, i, "true") {
@@ -102,11 +136,21 @@ next:
 	}
 	stack = stack[:len(stack)-1]
 	i++
+	if t != nil {
+		start := starts[len(starts)-1]
+		starts = starts[:len(starts)-1]
+		if i-start >= tapeMin {
+			t.spans = append(t.spans, span{start: start, end: i})
+		}
+	}
 	goto next
 key:
 	i = skipSpace(data, i)
 	if i >= n || data[i] != '"' {
 		return false
+	}
+	if t != nil && len(stack) == 1 {
+		inParams = hasLiteral(data, i, `"params"`)
 	}
 	if i = scanString(data, i); i < 0 {
 		return false
@@ -117,6 +161,14 @@ key:
 	}
 	i++
 	goto value
+}
+
+// lastOpen returns the index of the '{' or '[' before i (its white space
+// skipped).
+func lastOpen(data []byte, i int) int {
+	for i--; i > 0 && data[i] != '{' && data[i] != '['; i-- {
+	}
+	return i
 }
 
 func hasLiteral(data []byte, i int, lit string) bool {
@@ -175,61 +227,153 @@ const (
 func scanString(data []byte, i int) int {
 	n := len(data)
 	i++
-	for {
-		for i+8 <= n {
-			m := plainMask(binary.LittleEndian.Uint64(data[i:]))
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+	next := i // data[:next] is read
+	// Eight bytes at a time: every byte that needs a look is marked, and
+	// the marked bytes of a word are taken in turn.
+	for ; i+8 <= n; i += 8 {
+		for m := specialMask(binary.LittleEndian.Uint64(data[i:])); m != 0; m &= m - 1 {
+			k := i + bits.TrailingZeros64(m)>>3
+			if k < next {
+				continue // inside an escape or a rune already read
 			}
-			i += 8
-		}
-		if i >= n {
-			return -1
-		}
-		c := data[i]
-		switch {
-		case c == '"':
-			return i + 1
-		case c == '\\':
-			if i+1 >= n {
-				return -1
-			}
-			switch data[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > n || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) || !isHex(data[i+5]) {
+			switch c := data[k]; {
+			case c == '"':
+				return k + 1
+			case c == '\\':
+				if next = escapeEnd(data, k); next < 0 {
 					return -1
 				}
-				i += 6
+			case c < 0x20:
+				return -1
 			default:
+				size := seqLen(data, k)
+				if size == 0 {
+					return -1
+				}
+				next = k + size
+			}
+		}
+		if next > i+8 {
+			i = next - 8
+		}
+	}
+	for k := max(i, next); k < n; {
+		switch c := data[k]; {
+		case c == '"':
+			return k + 1
+		case c == '\\':
+			if k = escapeEnd(data, k); k < 0 {
 				return -1
 			}
 		case c < 0x20:
 			return -1
 		case c < utf8.RuneSelf:
-			i++
+			k++
 		default:
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size == 1 {
+			size := seqLen(data, k)
+			if size == 0 {
 				return -1
 			}
-			i += size
+			k += size
 		}
 	}
+	return -1
 }
 
-// plainMask marks (in the high bit of each byte) the bytes of x that a
-// string scanner must stop at: below 0x20, '"', '\\', or 0x80 and above.
-// Only the lowest marked byte is exact: borrows may mark bytes above it.
-func plainMask(x uint64) uint64 {
-	lt := (x - ones*0x20) &^ x
-	q := x ^ (ones * '"')
-	q = (q - ones) &^ q
-	b := x ^ (ones * '\\')
-	b = (b - ones) &^ b
-	return (lt | q | b | x) & highs
+// escapeEnd checks the escape at data[k] (a backslash) and returns the
+// index past it, or -1.
+func escapeEnd(data []byte, k int) int {
+	if k+1 >= len(data) {
+		return -1
+	}
+	switch data[k+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return k + 2
+	case 'u':
+		if k+6 > len(data) || !isHex(data[k+2]) || !isHex(data[k+3]) || !isHex(data[k+4]) || !isHex(data[k+5]) {
+			return -1
+		}
+		return k + 6
+	}
+	return -1
+}
+
+// scanDecode is scanString that also decodes the string, whose token
+// ends at end (skipString's answer, known before it is validated): the
+// index past the token, or -1, and its value.
+func scanDecode(data []byte, i, end int) (int, string) {
+	n := len(data)
+	i++
+	start := i // data[start:] is not written yet
+	next := i  // data[:next] is read
+	var b strings.Builder
+	finish := func(k int) (int, string) {
+		if b.Cap() == 0 {
+			return k + 1, string(data[start:k])
+		}
+		b.Write(data[start:k])
+		return k + 1, b.String()
+	}
+	for ; i+8 <= n; i += 8 {
+		for m := specialMask(binary.LittleEndian.Uint64(data[i:])); m != 0; m &= m - 1 {
+			k := i + bits.TrailingZeros64(m)>>3
+			if k < next {
+				continue
+			}
+			switch c := data[k]; {
+			case c == '"':
+				return finish(k)
+			case c == '\\':
+				if b.Cap() == 0 {
+					b.Grow(end - start)
+				}
+				b.Write(data[start:k])
+				j, ok := appendEscape(&b, data, k)
+				if !ok {
+					return -1, ""
+				}
+				start, next = j, j
+			case c < 0x20:
+				return -1, ""
+			default:
+				size := seqLen(data, k)
+				if size == 0 {
+					return -1, ""
+				}
+				next = k + size
+			}
+		}
+		if next > i+8 {
+			i = next - 8
+		}
+	}
+	for k := max(i, next); k < n; {
+		switch c := data[k]; {
+		case c == '"':
+			return finish(k)
+		case c == '\\':
+			if b.Cap() == 0 {
+				b.Grow(end - start)
+			}
+			b.Write(data[start:k])
+			j, ok := appendEscape(&b, data, k)
+			if !ok {
+				return -1, ""
+			}
+			start, k = j, j
+		case c < 0x20:
+			return -1, ""
+		case c < utf8.RuneSelf:
+			k++
+		default:
+			size := seqLen(data, k)
+			if size == 0 {
+				return -1, ""
+			}
+			k += size
+		}
+	}
+	return -1, ""
 }
 
 func isHex(c byte) bool {

@@ -3,8 +3,11 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +77,123 @@ func TestValidSeeds(t *testing.T) {
 	for _, s := range validSeeds {
 		assert.Equal(t, utf8.ValidString(s) && json.Valid([]byte(s)), valid([]byte(s)), "%q", s)
 	}
+}
+
+func FuzzSeqLen(f *testing.F) {
+	for _, s := range []string{"é", "😀", "\xed\xa0\x80", "\xe0\x80\x80", "\xf4\x90\x80\x80", "\xc0\x80", "\xe2\x80", "\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" || s[0] < utf8.RuneSelf {
+			return
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		want := size
+		if r == utf8.RuneError && size == 1 {
+			want = 0
+		}
+		if got := seqLen(s, 0); got != want {
+			t.Fatalf("seqLen(%q) = %d, want %d", s, got, want)
+		}
+		if got := seqLen([]byte(s), 0); got != want {
+			t.Fatalf("seqLen([]byte %q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// FuzzUnquoteEscaped unquotes tokens that escape a string's runes in
+// every way JSON allows (\uXXXX for any rune, surrogate pairs above the
+// BMP, the short forms), chosen by a bit mask.
+func FuzzUnquoteEscaped(f *testing.F) {
+	f.Add("a\"b\\c/d\be\ff\ng\rh\ti", uint64(0))
+	f.Add("é😀\u2028x\x01", uint64(0x5555))
+	f.Fuzz(func(t *testing.T, s string, mask uint64) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		tok := []byte{'"'}
+		for i, r := range []rune(s) {
+			switch {
+			case mask>>(uint(i)%64)&1 == 1:
+				if r > 0xFFFF {
+					r1, r2 := utf16.EncodeRune(r)
+					tok = fmt.Appendf(tok, `\u%04x\u%04X`, r1, r2)
+				} else {
+					tok = fmt.Appendf(tok, `\u%04x`, r)
+				}
+			case r == '"' || r == '\\' || r < 0x20:
+				b, _ := json.Marshal(string(r))
+				tok = append(tok, b[1:len(b)-1]...)
+			default:
+				tok = utf8.AppendRune(tok, r)
+			}
+		}
+		tok = append(tok, '"')
+		require.True(t, valid(tok), "%s", tok)
+		got, ok := unquote(tok)
+		if !ok || got != s {
+			t.Fatalf("unquote(%s) = %q, %v; want %q", tok, got, ok, s)
+		}
+	})
+}
+
+// FuzzTape holds walks with the tape to walks without it: the same
+// members, the same values, over any valid body.
+func FuzzTape(f *testing.F) {
+	long := strings.Repeat("x\\\"y", 400)
+	for _, s := range []string{
+		`{"a":"` + long + `","b":[{"c":"` + long + `"},1,"` + long + `"],"d":{"e":"` + long + `"}}`,
+		`[{"a":[` + `"` + long + `"]}, "` + long + `"]`,
+		`{"params":{"name":"x","arguments":{"text":"` + long + `"}},"id":1}`,
+		`{"id":1,"params":{"a":["` + long + `",{"b":"` + long + `\u00e9\ud83d\ude00"}],"c":"` + strings.Repeat("é", 600) + `"},"x":"` + long + `"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tape, ok := newTape(data)
+		require.Equal(t, valid(data), ok)
+		if !ok {
+			return
+		}
+		var walk func(tp *Tape, v []byte, out *[]string)
+		walk = func(tp *Tape, v []byte, out *[]string) {
+			v = bytes.Trim(v, " \t\r\n")
+			switch v[0] {
+			case '{':
+				_ = tp.EachMember(v, func(k, x []byte) error {
+					*out = append(*out, string(k))
+					walk(tp, x, out)
+					return nil
+				})
+			case '[':
+				_ = tp.EachElement(v, func(x []byte) error {
+					walk(tp, x, out)
+					return nil
+				})
+			default:
+				*out = append(*out, string(v))
+				if v[0] == '"' {
+					got, ok1 := tp.Unquote(v)
+					want, ok2 := unquote(v)
+					if got != want || ok1 != ok2 {
+						t.Fatalf("tape Unquote %q, %v; unquote %q, %v", got, ok1, want, ok2)
+					}
+				}
+			}
+			if end, ok := tp.End(v); ok && end != len(v) {
+				t.Fatalf("tape end %d for a value of %d bytes", end, len(v))
+			}
+		}
+		var with, without []string
+		walk(tape, data, &with)
+		walk(nil, data, &without)
+		if !slices.Equal(with, without) {
+			t.Fatalf("walks differ on %q", data)
+		}
+		// A copy of the body is not the body: the tape knows nothing of it.
+		cp := append([]byte(nil), data...)
+		if _, ok := tape.End(cp); ok {
+			t.Fatal("the tape answered for a copy")
+		}
+	})
 }
