@@ -28,18 +28,18 @@ func benchEngine(b *testing.B) *engine {
 	return newEngine(s, engineOptions{})
 }
 
+// serveEngine answers body as the HTTP transport does: decode, dispatch,
+// AppendReply into a new response (which a big result is written into
+// in place), one write.
 func serveEngine(e *engine, ctx context.Context, body []byte, w io.Writer) {
 	m, derr := e.Decoder().Decode(body)
-	buf := wire.GetBuffer()
 	if derr != nil {
-		*buf = wire.AppendErrorResponse(*buf, m.ID, derr)
-	} else {
-		c := testCall(&m, Rev20251125)
-		r := e.Dispatch(ctx, &c, nil)
-		*buf = e.AppendReply(*buf, m.ID, r)
+		_, _ = w.Write(wire.AppendErrorResponse(nil, m.ID, derr))
+		return
 	}
-	_, _ = w.Write(*buf)
-	wire.PutBuffer(buf)
+	c := testCall(&m, Rev20251125)
+	r := e.Dispatch(ctx, &c, nil)
+	_, _ = w.Write(e.AppendReply(nil, m.ID, r))
 }
 
 func BenchmarkStatelessToolsCall(b *testing.B) {

@@ -231,8 +231,11 @@ func (r *ResourceContents) appendJSON(e *encoder) {
 	e.close()
 }
 
-func marshalWith(f func(*encoder)) ([]byte, error) {
-	var e encoder
+func marshalWith(f func(*encoder)) ([]byte, error) { return appendWith(nil, f) }
+
+// appendWith is marshalWith appending to dst.
+func appendWith(dst []byte, f func(*encoder)) ([]byte, error) {
+	e := encoder{b: dst}
 	f(&e)
 	if e.err != nil {
 		return nil, e.err

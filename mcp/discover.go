@@ -73,7 +73,6 @@ func (e *engine) envelope(method string, result []byte, resultType string) []byt
 
 // appendEnvelope is envelope appending to out.
 func (e *engine) appendEnvelope(out []byte, method string, result []byte, resultType string) []byte {
-	info, _ := e.identity()
 	out = append(out, `{"resultType":`...)
 	out = wire.AppendString(out, resultType)
 	var meta []byte
@@ -96,6 +95,14 @@ func (e *engine) appendEnvelope(out []byte, method string, result []byte, result
 		out = append(out, v...)
 		return nil
 	})
+	return e.appendEnvelopeEnd(out, method, resultType, meta, hasTTL)
+}
+
+// appendEnvelopeEnd appends what an envelope adds after the result's own
+// members: the caching hints unless the result has them (hasTTL), and
+// _meta with serverInfo and the result's own meta members.
+func (e *engine) appendEnvelopeEnd(out []byte, method, resultType string, meta []byte, hasTTL bool) []byte {
+	info, _ := e.identity()
 	if cacheable[method] && resultType == resultComplete && !hasTTL {
 		out = append(out, ',')
 		out = e.appendCacheHint(out, method)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -39,10 +40,15 @@ func (e *encoder) key(k string) {
 }
 
 func (e *encoder) str(s string) {
-	if !utf8.ValidString(s) && e.err == nil {
+	if len(s) > 64 {
+		// Room for s and some escapes at once, rather than doubling the
+		// buffer (and copying it) several times for a long text.
+		e.b = slices.Grow(e.b, len(s)+len(s)>>2+2)
+	}
+	var ok bool
+	if e.b, ok = wire.AppendStringValid(e.b, s); !ok && e.err == nil {
 		e.err = wire.ErrInvalidUTF8
 	}
-	e.b = wire.AppendString(e.b, s)
 }
 
 func (e *encoder) strField(k, v string) {

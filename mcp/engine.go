@@ -439,12 +439,12 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	if call.Tool != nil {
 		name, args, meta, perr = toolCallOf(call.Tool)
 	} else {
-		name, args, meta, perr = parseToolCall(call.Params)
+		name, args, meta, perr = parseToolCall(call.Tape, call.Params)
 	}
 	if perr != nil {
 		return protocol.Reply{State: state, Err: perr}
 	}
-	req := &CallToolRequest{Name: name, Arguments: args}
+	req := &CallToolRequest{Name: name, Arguments: args, tape: call.Tape}
 	e.fill(&req.Request, call, rev, meta)
 	if rev == Rev20260728 {
 		if r, done := e.taskCall(ctx, call, req, state); done {
@@ -456,9 +456,15 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 		res, err = ToolError(err), nil
 	}
 	var pooled *[]byte
+	var room []byte
 	r := e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
 			res = &CallToolResult{}
+		}
+		if room = resultBuffer(contentSize(res.Content) + len(res.structured)); room != nil {
+			out, err := appendCallTool(room, res)
+			room = out
+			return out[replyHead:], err
 		}
 		if call.Owned {
 			// appendReply copies the result into the response and is
@@ -473,6 +479,7 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	if r.Result != nil {
 		r.Pooled = pooled
 	}
+	keepRoom(&r, room, res != nil && res.Meta == nil)
 	return r
 }
 
@@ -536,12 +543,26 @@ func (e *engine) readResource(ctx context.Context, call *protocol.Call, rev Revi
 	if errors.Is(err, ErrResourceNotFound) {
 		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
 	}
-	return e.result(ctx, call, st, err, func() ([]byte, error) {
+	var room []byte
+	r := e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
 			res = &ReadResourceResult{}
 		}
+		n := 0
+		for _, c := range res.Contents {
+			if c != nil {
+				n += resourceSize(c)
+			}
+		}
+		if room = resultBuffer(n); room != nil {
+			out, err := appendReadResource(room, res)
+			room = out
+			return out[replyHead:], err
+		}
 		return encodeReadResource(res)
 	})
+	keepRoom(&r, room, res != nil && res.Meta == nil)
+	return r
 }
 
 // resourceNotFound is -32002 with data {uri} in legacy revisions, -32602

@@ -241,6 +241,7 @@ func (e *engine) wrap(call *protocol.Call, r *protocol.Reply) {
 		return
 	}
 	r.Result = e.envelope(call.Method, r.Result, r.ResultType)
+	r.Buffer, r.Head = nil, 0
 }
 
 // AppendReply implements protocol.Engine: the JSON-RPC response of a
@@ -248,6 +249,11 @@ func (e *engine) wrap(call *protocol.Call, r *protocol.Reply) {
 // straight into it. It puts the reply's pooled result buffer back:
 // r.Result is nil after.
 func (e *engine) AppendReply(dst []byte, id wire.ID, r protocol.Reply) []byte {
+	if dst == nil && r.Head > 0 && r.Err == nil {
+		if out, ok := e.replyInPlace(id, &r); ok {
+			return out
+		}
+	}
 	if dst == nil {
 		n := len(r.Result) + 64
 		if r.Envelope != "" {
@@ -270,6 +276,54 @@ func (e *engine) AppendReply(dst []byte, id wire.ID, r protocol.Reply) []byte {
 		wire.PutBuffer(r.Pooled)
 	}
 	return dst
+}
+
+// replyInPlace writes the response around a big result in its own buffer
+// (Reply.Head): the response's start, and a 2026-07-28 envelope's, in the
+// free bytes ahead of it, the end after it. False when the start does not
+// fit (a long string id) or the envelope must rewrite the result's
+// members: the caller then copies.
+func (e *engine) replyInPlace(id wire.ID, r *protocol.Reply) ([]byte, bool) {
+	var pre [replyHead]byte
+	head := wire.AppendResponse(pre[:0], id, nil) // {"jsonrpc":"2.0","id":…,"result":}
+	head = head[:len(head)-1]
+	buf, res, at := r.Buffer, r.Result, r.Head
+	if r.Envelope == "" {
+		if len(head) > at {
+			return nil, false
+		}
+		start := at - len(head)
+		copy(buf[start:], head)
+		return append(buf[:at+len(res)], '}')[start:], true
+	}
+	if !r.Bare || len(res) < 2 || res[0] != '{' || res[len(res)-1] != '}' {
+		return nil, false
+	}
+	// The envelope's '{' takes the place of the result's: its members
+	// follow resultType.
+	head = append(head, `{"resultType":`...)
+	head = wire.AppendString(head, r.ResultType)
+	if !isEmptyObject(res) {
+		head = append(head, ',')
+	}
+	if len(head) > at+1 {
+		return nil, false
+	}
+	start := at + 1 - len(head)
+	copy(buf[start:], head)
+	out := buf[:at+len(res)-1] // without the result's '}'
+	out = e.appendEnvelopeEnd(out, r.Envelope, r.ResultType, nil, false)
+	return append(out, '}')[start:], true
+}
+
+// isEmptyObject reports whether an encoded object has no members.
+func isEmptyObject(obj []byte) bool {
+	for _, c := range obj[1 : len(obj)-1] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // inputRequiredResult encodes {inputRequests, requestState}.

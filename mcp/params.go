@@ -52,8 +52,8 @@ func parseList(params json.RawMessage) (cursor string, meta RequestMeta, err *wi
 	return
 }
 
-func parseToolCall(params json.RawMessage) (name string, args json.RawMessage, meta RequestMeta, err *wire.Error) {
-	p := protocol.ReadToolCall(params)
+func parseToolCall(t *wire.Tape, params json.RawMessage) (name string, args json.RawMessage, meta RequestMeta, err *wire.Error) {
+	p := protocol.ReadToolCall(t, params)
 	return toolCallOf(&p)
 }
 

@@ -102,6 +102,8 @@ type CallToolRequest struct {
 	Arguments json.RawMessage
 
 	startTask func() context.Context // set for a deferred task call
+	// tape is the message's: validation reads a long argument off it.
+	tape *wire.Tape
 	// args is Arguments as the input schema's validation decoded it,
 	// for the typed decoding of AddTool's handlers; nil when not
 	// validated.

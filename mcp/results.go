@@ -376,7 +376,12 @@ func appendCallTool(dst []byte, r *CallToolResult) ([]byte, error) {
 }
 
 func encodeReadResource(r *ReadResourceResult) ([]byte, error) {
-	return marshalWith(func(e *encoder) {
+	return appendReadResource(nil, r)
+}
+
+// appendReadResource is encodeReadResource appending to dst.
+func appendReadResource(dst []byte, r *ReadResourceResult) ([]byte, error) {
+	return appendWith(dst, func(e *encoder) {
 		e.open()
 		e.key("contents")
 		e.b = append(e.b, '[')

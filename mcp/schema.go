@@ -421,6 +421,35 @@ func structFields(t reflect.Type) []structField {
 // compiledSchema is a schema prepared once for validation.
 type compiledSchema struct {
 	s *sjs.Schema
+	// opaque: no keyword of the schema looks into a string value (see
+	// stringKeywords), so a long string validates as any other string.
+	opaque bool
+}
+
+// stringKeywords are the keywords whose outcome depends on a string
+// value's content: without any of them in a schema, only a string's type
+// matters to it.
+var stringKeywords = []string{"minLength", "maxLength", "pattern", "format", "enum", "const",
+	"contentEncoding", "contentMediaType", "contentSchema", "uniqueItems"}
+
+// mentions reports whether a schema document uses any of keys as a
+// keyword anywhere (or as a property name, which errs on the safe side).
+func mentions(doc any, keys []string) bool {
+	switch t := doc.(type) {
+	case map[string]any:
+		for k, v := range t {
+			if slices.Contains(keys, k) || mentions(v, keys) {
+				return true
+			}
+		}
+	case []any:
+		for _, v := range t {
+			if mentions(v, keys) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // noLoader refuses every external $ref: MCP forbids fetching schemas
@@ -459,7 +488,7 @@ func compileSchema(raw json.RawMessage, object bool) (*compiledSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	return &compiledSchema{s: s}, nil
+	return &compiledSchema{s: s, opaque: !mentions(doc, stringKeywords)}, nil
 }
 
 // validate checks a raw JSON instance; the error text is short and meant
@@ -473,19 +502,85 @@ func (c *compiledSchema) validate(raw []byte) error {
 // tree), so that the caller need not decode it again; nil when an object
 // repeated a key, which only encoding/json decodes the way a typed
 // handler expects.
-func (c *compiledSchema) check(raw []byte) (any, error) {
-	var d treeDecoder
+func (c *compiledSchema) check(raw []byte) (any, error) { return c.checkOn(nil, raw) }
+
+// checkOn is check reading raw with the message's tape.
+func (c *compiledSchema) checkOn(tape *wire.Tape, raw []byte) (any, error) {
+	d := treeDecoder{tape: tape}
 	v, err := d.value(raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.validateValue(v); err != nil {
+	var hidden []hiddenString
+	if c.opaque {
+		hidden = hideLongStrings(v, nil)
+	}
+	err = c.validateValue(v)
+	for _, h := range hidden {
+		h.restore()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if d.dup {
 		return nil, nil
 	}
 	return v, nil
+}
+
+// The validator copies every string it checks, whatever the schema asks
+// of it; under a schema that looks at no string's content (opaque), long
+// strings are swapped for "" while it runs, and put back after.
+
+// longString is the length from which a string is hidden from the
+// validator.
+const longString = 256
+
+// hiddenString is a long string taken out of the tree, and where it was.
+type hiddenString struct {
+	m map[string]any
+	k string
+	a []any
+	i int
+	s string
+}
+
+func (h hiddenString) restore() {
+	if h.m != nil {
+		h.m[h.k] = h.s
+	} else {
+		h.a[h.i] = h.s
+	}
+}
+
+// hideLongStrings replaces the long strings of a tree with "", appending
+// to hidden what restores them.
+func hideLongStrings(v any, hidden []hiddenString) []hiddenString {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if s, ok := x.(string); ok {
+				if len(s) >= longString {
+					hidden = append(hidden, hiddenString{m: t, k: k, s: s})
+					t[k] = ""
+				}
+				continue
+			}
+			hidden = hideLongStrings(x, hidden)
+		}
+	case []any:
+		for i, x := range t {
+			if s, ok := x.(string); ok {
+				if len(s) >= longString {
+					hidden = append(hidden, hiddenString{a: t, i: i, s: s})
+					t[i] = ""
+				}
+				continue
+			}
+			hidden = hideLongStrings(x, hidden)
+		}
+	}
+	return hidden
 }
 
 func (c *compiledSchema) validateValue(v any) error {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type inferAddress struct {
@@ -211,4 +214,39 @@ func TestCompileSchema(t *testing.T) {
 	if err := c.validate([]byte(`{"n":9007199254740994}`)); err == nil {
 		t.Error("large integers must be compared exactly")
 	}
+}
+
+// Long strings hidden from the validator (a schema that looks at no
+// string's content) validate as the strings they are; a schema that does
+// look sees them whole.
+func TestLongStringsValidateWhole(t *testing.T) {
+	long := func(c string) string { return strings.Repeat(c, 300) }
+	for _, tc := range []struct {
+		schema, instance string
+		ok, opaque       bool
+	}{
+		{`{"type":"object","properties":{"t":{"type":"string"}}}`, `{"t":"` + long("a") + `"}`, true, true},
+		{`{"type":"object","properties":{"t":{"type":"integer"}}}`, `{"t":"` + long("a") + `"}`, false, true},
+		{`{"type":"object","properties":{"t":{"type":"array","uniqueItems":true}}}`, `{"t":["` + long("a") + `","` + long("b") + `"]}`, true, false},
+		{`{"type":"object","properties":{"t":{"type":"array","uniqueItems":true}}}`, `{"t":["` + long("a") + `","` + long("a") + `"]}`, false, false},
+		{`{"type":"object","properties":{"t":{"maxLength":299}}}`, `{"t":"` + long("a") + `"}`, false, false},
+		{`{"type":"object","properties":{"t":{"enum":[""]}}}`, `{"t":"` + long("a") + `"}`, false, false},
+		{`{"type":"object","properties":{"t":{"pattern":"^a+$"}}}`, `{"t":"` + long("a") + `"}`, true, false},
+	} {
+		c, err := compileSchema(json.RawMessage(tc.schema), true)
+		require.NoError(t, err)
+		assert.Equal(t, tc.opaque, c.opaque, tc.schema)
+		tree, err := c.check([]byte(tc.instance))
+		assert.Equal(t, tc.ok, err == nil, "%s: %v", tc.schema, err)
+		if tc.ok {
+			assert.Contains(t, string(must(json.Marshal(tree))), long(tc.instance[7:8]), "the tree keeps its strings")
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

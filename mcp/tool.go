@@ -263,7 +263,7 @@ func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) 
 	if req.Arguments == nil {
 		req.Arguments = emptyObject
 	}
-	args, err := ent.input.check(req.Arguments)
+	args, err := ent.input.checkOn(req.tape, req.Arguments)
 	if err != nil {
 		return badArguments(req, state, err)
 	}

@@ -21,7 +21,10 @@ func decodeValue(raw []byte) (any, error) {
 
 // treeDecoder builds a tree and notes whether an object repeated a key
 // (the tree keeps the last value; encoding/json would have decoded each).
-type treeDecoder struct{ dup bool }
+type treeDecoder struct {
+	tape *wire.Tape
+	dup  bool
+}
 
 func (d *treeDecoder) value(raw []byte) (any, error) {
 	if len(raw) == 0 {
@@ -31,7 +34,7 @@ func (d *treeDecoder) value(raw []byte) (any, error) {
 	case c == '{':
 		m := map[string]any{}
 		n := 0
-		err := wire.EachMember(raw, func(k, v []byte) error {
+		err := d.tape.EachMember(raw, func(k, v []byte) error {
 			x, err := d.value(v)
 			if err != nil {
 				return err
@@ -46,7 +49,7 @@ func (d *treeDecoder) value(raw []byte) (any, error) {
 		return m, err
 	case c == '[':
 		a := []any{}
-		err := wire.EachElement(raw, func(v []byte) error {
+		err := d.tape.EachElement(raw, func(v []byte) error {
 			x, err := d.value(v)
 			if err != nil {
 				return err
@@ -56,7 +59,7 @@ func (d *treeDecoder) value(raw []byte) (any, error) {
 		})
 		return a, err
 	case c == '"':
-		s, ok := wire.Unquote(raw)
+		s, ok := d.tape.Unquote(raw)
 		if !ok {
 			return nil, errValue
 		}

@@ -41,7 +41,7 @@ func (s *server) legacy(msg *wire.Message) {
 			return
 		}
 		if msg.Kind == wire.KindRequest {
-			call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params}
+			call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape}
 			s.finish(msg.ID, s.eng.Dispatch(s.ctx, &call, nil))
 		}
 		return
@@ -61,7 +61,7 @@ func (s *server) legacy(msg *wire.Message) {
 // initialize starts the session. It runs before the next message is
 // read, which therefore belongs to the new session.
 func (s *server) initialize(msg *wire.Message) {
-	call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params}
+	call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape}
 	reply := s.eng.Dispatch(s.ctx, &call, nil)
 	if reply.Err == nil && reply.Effect.Kind == protocol.EffectInitialize {
 		s.mu.Lock()

@@ -17,7 +17,7 @@ import (
 
 // modernMessage checks and serves one 2026-07-28 message.
 func (s *server) modernMessage(msg *wire.Message) {
-	m, perr := protocol.ReadModern(msg.Method, msg.Params)
+	m, perr := protocol.ReadModern(msg.Tape, msg.Method, msg.Params)
 	if perr == nil {
 		perr = m.MissingMeta()
 	}
@@ -43,7 +43,7 @@ func (s *server) modernMessage(msg *wire.Message) {
 		s.writeError(msg.ID, jerr)
 		return
 	}
-	call := &protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Revision: protocol.Rev20260728,
+	call := &protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Revision: protocol.Rev20260728, Tape: msg.Tape,
 		Client: client, LogLevel: level, Identity: s.cfg.Identity}
 	if info.Mode == protocol.ModeListen {
 		s.listen(call)

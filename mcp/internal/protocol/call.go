@@ -45,6 +45,10 @@ type Call struct {
 	// Tool holds a tools/call's params when the transport already read
 	// them (ReadModern), so that the engine does not read them again.
 	Tool *ToolCall
+	// Tape is the decoded message's (wire.Message.Tape): walks over
+	// Params with it jump over the long values. A copy of Params is not
+	// on it, and is read in full.
+	Tape *wire.Tape
 }
 
 // String formats a Call for logs.
@@ -96,6 +100,15 @@ type Reply struct {
 	ResultType string
 	Envelope   string
 	Pooled     *[]byte
+	// Buffer and Head: when Head > 0, Result is Buffer[Head:], a big
+	// result encoded after Head free bytes, where AppendReply writes the
+	// start of the response instead of copying Result into a new one.
+	// Bare says Result has none of the members a 2026-07-28 envelope
+	// replaces (resultType, _meta, ttlMs, cacheScope), so that the
+	// envelope too can be written around it in place.
+	Buffer []byte
+	Head   int
+	Bare   bool
 }
 
 // Outbound is the back channel a transport supplies for one call: how a

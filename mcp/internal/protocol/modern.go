@@ -60,12 +60,12 @@ func unquoteVersion(v []byte) (string, bool) {
 // and for the methods NameField names, that member, the arguments and
 // whether input answers may be there. It checks only the types of what
 // it reads; what is required is the caller's to check, in its own order.
-func ReadModern(method string, params json.RawMessage) (Modern, *wire.Error) {
+func ReadModern(t *wire.Tape, method string, params json.RawMessage) (Modern, *wire.Error) {
 	var m Modern
 	field := NameField(method)
 	m.Input = field == "" // only seen for the methods with a name field
 	m.IsTool = method == "tools/call"
-	perr := EachParam(params, func(key, val []byte) *wire.Error {
+	perr := EachParamOn(t, params, func(key, val []byte) *wire.Error {
 		if m.IsTool && m.Tool.Err == nil {
 			m.Tool.Err = m.Tool.Visit(key, val)
 		}

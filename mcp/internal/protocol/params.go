@@ -38,6 +38,11 @@ var (
 
 // EachParam walks a params object; nil params are an empty object.
 func EachParam(params json.RawMessage, fn func(key, val []byte) *wire.Error) *wire.Error {
+	return EachParamOn(nil, params, fn)
+}
+
+// EachParamOn is EachParam jumping over the long values the tape knows.
+func EachParamOn(t *wire.Tape, params json.RawMessage, fn func(key, val []byte) *wire.Error) *wire.Error {
 	if params == nil {
 		return nil
 	}
@@ -45,7 +50,7 @@ func EachParam(params json.RawMessage, fn func(key, val []byte) *wire.Error) *wi
 		return errParamsNotObject
 	}
 	var perr *wire.Error
-	_ = wire.EachMember(params, func(key, val []byte) error {
+	_ = t.EachMember(params, func(key, val []byte) error {
 		if perr = fn(key, val); perr != nil {
 			return ErrStop
 		}
@@ -142,9 +147,9 @@ func (p *ToolCall) Check() *wire.Error {
 }
 
 // ReadToolCall reads tools/call params.
-func ReadToolCall(params json.RawMessage) ToolCall {
+func ReadToolCall(t *wire.Tape, params json.RawMessage) ToolCall {
 	var p ToolCall
-	p.Err = EachParam(params, p.Visit)
+	p.Err = EachParamOn(t, params, p.Visit)
 	return p
 }
 

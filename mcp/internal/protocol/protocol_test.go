@@ -18,11 +18,11 @@ func TestReadModernReadsToolCall(t *testing.T) {
 		`{"arguments":{},` + fmt.Sprintf(meta, `"t"`) + `}`,
 		`{"name":"echo","name":"echo","arguments":{},"arguments":{"text":"b"},` + fmt.Sprintf(meta, `"t"`) + `}`,
 	} {
-		m, err := ReadModern("tools/call", []byte(p))
+		m, err := ReadModern(nil, "tools/call", []byte(p))
 		if err != nil {
 			t.Fatal(p, err)
 		}
-		want := ReadToolCall([]byte(p))
+		want := ReadToolCall(nil, []byte(p))
 		got := m.Tool
 		if !m.IsTool || got.Name != want.Name || string(got.Args) != string(want.Args) || string(got.Meta) != string(want.Meta) ||
 			got.Progress != want.Progress || fmt.Sprint(got.Check()) != fmt.Sprint(want.Check()) {
@@ -33,18 +33,18 @@ func TestReadModernReadsToolCall(t *testing.T) {
 
 func TestReadModern(t *testing.T) {
 	t.Parallel()
-	m, err := ReadModern("resources/read", []byte(`{"uri":"test://x","requestState":"s","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/logLevel":"info"}}`))
+	m, err := ReadModern(nil, "resources/read", []byte(`{"uri":"test://x","requestState":"s","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/logLevel":"info"}}`))
 	if err != nil || !m.HasVersion || m.Version != "2026-07-28" || string(m.Caps) != `{"roots":{}}` ||
 		string(m.LogLevel) != `"info"` || !m.HasName || m.Name != "test://x" || !m.Input || m.IsTool || m.Progress {
 		t.Errorf("%+v %v", m, err)
 	}
-	if _, err := ReadModern("ping", []byte(`{"_meta":[]}`)); err == nil {
+	if _, err := ReadModern(nil, "ping", []byte(`{"_meta":[]}`)); err == nil {
 		t.Error("a _meta that is not an object was accepted")
 	}
-	if _, err := ReadModern("ping", []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}`)); err == nil {
+	if _, err := ReadModern(nil, "ping", []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}`)); err == nil {
 		t.Error("a protocolVersion that is not a string was accepted")
 	}
-	if m, _ := ReadModern("tools/list", []byte(`{}`)); !m.Input || m.HasVersion {
+	if m, _ := ReadModern(nil, "tools/list", []byte(`{}`)); !m.Input || m.HasVersion {
 		t.Errorf("a method without a name field: %+v", m)
 	}
 }

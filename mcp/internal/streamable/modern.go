@@ -159,7 +159,7 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 	// One pass over params: _meta (protocolVersion and clientCapabilities
 	// are required; logLevel; progressToken), and for the methods Mcp-Name
 	// mirrors, that member and the arguments.
-	m, perr := protocol.ReadModern(msg.Method, msg.Params)
+	m, perr := protocol.ReadModern(msg.Tape, msg.Method, msg.Params)
 	if perr != nil {
 		return modernCall{}, http.StatusBadRequest, perr
 	}
@@ -234,7 +234,7 @@ func methodNotFound(method string) *wire.Error {
 func (t *Transport) modernCall(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
 	// One allocation for the Call and what checkModern read of a
 	// tools/call's params.
-	oc := &ownedCall{Call: protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
+	oc := &ownedCall{Call: protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape,
 		Revision: protocol.Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
 		Owned: true, NoInput: !mc.read.Input}}
 	call := &oc.Call

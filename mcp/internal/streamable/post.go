@@ -265,5 +265,5 @@ func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Rev
 
 // callOf is the engine's Call of a decoded message.
 func callOf(m *wire.Message, rev protocol.Revision) protocol.Call {
-	return protocol.Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev}
+	return protocol.Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev, Tape: m.Tape}
 }

@@ -1,0 +1,141 @@
+package mcp_test
+
+// Big results are written into the response in place (no copy of the
+// encoded result): the answers must read exactly as the copied ones do,
+// in every era and transport, with a short or a long id, with and without
+// a result _meta (which the 2026-07-28 envelope has to merge, so it takes
+// the copying path).
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcp/mcptest"
+)
+
+func bigServer(t *testing.T) (*mcp.Server, string) {
+	text := strings.Repeat("line \"quoted\"\tand é, <tag> & \u2028\n", 2000)
+	srv := mcp.NewServer(mcp.Implementation{Name: "big", Version: "1"}, nil)
+	type in struct {
+		Meta bool `json:"meta,omitempty"`
+	}
+	require.NoError(t, mcp.AddTool(srv, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, error) {
+		res := &mcp.CallToolResult{Content: []mcp.Content{mcp.Text(text)}}
+		if in.Meta {
+			res.Meta = mcp.Meta{"k": "v"}
+		}
+		return res, nil
+	}))
+	require.NoError(t, srv.AddResource(&mcp.Resource{URI: "big://doc", Name: "doc"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.URI, Text: text}}}, nil
+	}))
+	return srv, text
+}
+
+type bigAnswer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  struct {
+		ResultType string `json:"resultType"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		Contents []struct {
+			Text string `json:"text"`
+		} `json:"contents"`
+		Meta map[string]any `json:"_meta"`
+	} `json:"result"`
+	Error any `json:"error"`
+}
+
+func TestBigResultsOverHTTP(t *testing.T) {
+	srv, text := bigServer(t)
+	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv}))
+	defer ts.Close()
+	post := func(rev, id, method, params string) bigAnswer {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`
+		r, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("MCP-Protocol-Version", rev)
+		if rev == "2026-07-28" {
+			r.Header.Set("Mcp-Method", method)
+			if method == "tools/call" {
+				r.Header.Set("Mcp-Name", "big")
+			} else {
+				r.Header.Set("Mcp-Name", "big://doc")
+			}
+		}
+		resp, err := ts.Client().Do(r)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", raw)
+		require.True(t, json.Valid(raw), "%.300s", raw)
+		var a bigAnswer
+		require.NoError(t, json.Unmarshal(raw, &a))
+		assert.Equal(t, "2.0", a.JSONRPC)
+		assert.JSONEq(t, id, string(a.ID))
+		require.Nil(t, a.Error)
+		return a
+	}
+	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		for _, id := range []string{`7`, `"short"`, `"` + strings.Repeat("x", 300) + `"`} {
+			for _, meta := range []bool{false, true} {
+				args := `{}`
+				if meta {
+					args = `{"meta":true}`
+				}
+				params := `{"name":"big","arguments":` + args
+				rparams := `{"uri":"big://doc"`
+				if rev == "2026-07-28" {
+					params += "," + modernMeta
+					rparams += "," + modernMeta
+				}
+				a := post(rev, id, "tools/call", params+"}")
+				require.Len(t, a.Result.Content, 1)
+				assert.Equal(t, text, a.Result.Content[0].Text, "%s id %.10s meta %v", rev, id, meta)
+				if meta {
+					assert.Equal(t, "v", a.Result.Meta["k"])
+				}
+				r := post(rev, id, "resources/read", rparams+"}")
+				require.Len(t, r.Result.Contents, 1)
+				assert.Equal(t, text, r.Result.Contents[0].Text)
+				if rev == "2026-07-28" {
+					assert.Equal(t, "complete", a.Result.ResultType)
+					assert.Contains(t, a.Result.Meta, "io.modelcontextprotocol/serverInfo")
+					assert.Equal(t, "complete", r.Result.ResultType)
+					assert.Contains(t, r.Result.Meta, "io.modelcontextprotocol/serverInfo")
+				}
+			}
+		}
+	}
+}
+
+func TestBigResultsOverAConnection(t *testing.T) {
+	srv, text := bigServer(t)
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		c := mcptest.Connect(t, srv, &mcptest.Options{Revision: rev})
+		res, err := c.CallTool(context.Background(), "big", map[string]any{"meta": true})
+		require.NoError(t, err)
+		require.Len(t, res.Content, 1)
+		assert.Equal(t, text, res.Content[0].(*mcp.TextContent).Text)
+		assert.Equal(t, "v", res.Meta["k"])
+		rr, err := c.ReadResource(context.Background(), "big://doc")
+		require.NoError(t, err)
+		assert.Equal(t, text, rr.Contents[0].Text)
+	}
+}
