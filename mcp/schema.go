@@ -424,6 +424,9 @@ type compiledSchema struct {
 	// opaque: no keyword of the schema looks into a string value (see
 	// stringKeywords), so a long string validates as any other string.
 	opaque bool
+	// plain is the schema's plain form (schemafast.go), nil when it uses
+	// other keywords.
+	plain *plainSchema
 }
 
 // stringKeywords are the keywords whose outcome depends on a string
@@ -488,7 +491,8 @@ func compileSchema(raw json.RawMessage, object bool) (*compiledSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	return &compiledSchema{s: s, opaque: !mentions(doc, stringKeywords)}, nil
+	plain, _ := compilePlain(doc)
+	return &compiledSchema{s: s, opaque: !mentions(doc, stringKeywords), plain: plain}, nil
 }
 
 // validate checks a raw JSON instance; the error text is short and meant
@@ -510,6 +514,12 @@ func (c *compiledSchema) checkOn(tape *wire.Tape, raw []byte) (any, error) {
 	v, err := d.value(raw)
 	if err != nil {
 		return nil, err
+	}
+	if c.plain != nil && c.plain.accepts(v) {
+		if d.dup {
+			return nil, nil
+		}
+		return v, nil
 	}
 	var hidden []hiddenString
 	if c.opaque {
