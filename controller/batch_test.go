@@ -286,3 +286,82 @@ func TestMailboxDoneIsMadeOnUse(t *testing.T) {
 	<-late.Done() // asked for only after the close: already closed
 	assert.ErrorIs(t, late.SendContext(context.Background(), "x"), ErrClosed)
 }
+
+// panicOnFlush is a writer wrapper whose first Flush panics, as a broken
+// middleware might.
+type panicOnFlush struct {
+	http.ResponseWriter
+	armed *atomic.Bool
+}
+
+func (p panicOnFlush) Flush() {
+	if p.armed.CompareAndSwap(true, false) {
+		panic("broken flush")
+	}
+	p.ResponseWriter.(http.Flusher).Flush()
+}
+
+// TestLoopHeadPanicIsHandledOnTheConnection checks that a panic while the
+// response head is written (on the head writer) is raised on the
+// connection's goroutine like any other: logged, the request answered,
+// the server still serving.
+func TestLoopHeadPanicIsHandledOnTheConnection(t *testing.T) {
+	t.Parallel()
+	logger, logs := testLogger()
+	var armed atomic.Bool
+	armed.Store(true)
+	e := newEchoLoop()
+	h := New(e, &Options{Logger: logger})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(panicOnFlush{w, &armed}, r)
+	}))
+	defer srv.Close()
+	res, err := http.Get(srv.URL)
+	if err == nil {
+		_, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+	}
+	<-e.boxes
+	<-e.ended
+	assert.Contains(t, logs.String(), "broken flush")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res2, br := openLoop(t, ctx, srv.URL)
+	defer res2.Body.Close()
+	mb := <-e.boxes
+	require.NoError(t, mb.Send("stop"))
+	assert.Equal(t, "final after 0", readLine(t, br))
+	<-e.ended
+}
+
+// TestLoopOverHTTP2 runs a loop over HTTP/2, where the head is written on
+// the connection's own goroutine.
+func TestLoopOverHTTP2(t *testing.T) {
+	t.Parallel()
+	e := newEchoLoop()
+	srv := httptest.NewUnstartedServer(New(e, nil))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	client := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 2, res.ProtoMajor)
+	mb := <-e.boxes
+	buf := make([]byte, 64)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, mb.Send(fmt.Sprint("h2 ", i)))
+		n, err := io.ReadAtLeast(res.Body, buf, len(fmt.Sprint("h2 ", i, "\n")))
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprint("h2 ", i, "\n"), string(buf[:n]))
+	}
+	require.NoError(t, mb.Send("stop"))
+	rest, _ := io.ReadAll(res.Body)
+	assert.Equal(t, "final after 3\n", string(rest))
+	<-e.ended
+}

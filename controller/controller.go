@@ -43,8 +43,9 @@ type Options struct {
 }
 
 type handler struct {
-	c    Controller
-	opts Options
+	c     Controller
+	opts  Options
+	heads heads
 }
 
 // New returns an http.Handler that serves c. The caller's Options are

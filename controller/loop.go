@@ -78,8 +78,7 @@ func (l *loopReply[S]) serve(c *conn) {
 	// From here on the reply itself is not used, so that its header map,
 	// copied into the response, is not kept for the loop's whole life.
 	handle, state := l.handle, l.state
-	c.writeHead(l.status, l.header)
-	gone := c.write(nil)
+	gone := c.h.heads.write(c, l.status, l.header)
 	ctx := c.r.Context()
 	done := ctx.Done()
 	tick, tickInfo := mb.ticker()
