@@ -33,7 +33,7 @@ type conn struct {
 	// pending is set while pushed bytes wait for a flush.
 	pending bool
 	err     error
-	armed   time.Time // when the write deadline was last set
+	armed   int64 // when the write deadline was last set, in Unix nanoseconds: a stream holds its conn, so it is kept small
 }
 
 func (c *conn) writeHead(status int, header http.Header) {
@@ -102,9 +102,9 @@ func (c *conn) arm() {
 		c.fl, _ = c.w.(interface{ FlushError() error })
 	}
 	if t := c.h.opts.WriteTimeout; t > 0 {
-		if now := time.Now(); now.Sub(c.armed) > t/4 {
+		if now := time.Now(); time.Duration(now.UnixNano()-c.armed) > t/4 {
 			_ = c.rc.SetWriteDeadline(now.Add(t))
-			c.armed = now
+			c.armed = now.UnixNano()
 		}
 	}
 }
