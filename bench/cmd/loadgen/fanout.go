@@ -285,17 +285,21 @@ func (fs *fanSet) publish(ctx context.Context, seq int64) error {
 	return nil
 }
 
-// warmUp publishes warm-up events (seq 0) every 20 ms until every client
-// has one: then every subscription is in place.
+// warmUp publishes warm-up events (seq 0) until every client has one: then
+// every subscription is in place. They are published every 20 ms per
+// thousand clients: a server that writes each event to every client in
+// turn before it takes a new subscription (go-sse) would spend most of
+// its time on warm-up events otherwise.
 func (fs *fanSet) warmUp(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	every := max(20*time.Millisecond, time.Duration(len(fs.clients))*20*time.Microsecond)
 	for i := 0; time.Now().Before(deadline) && i < 100_000; i++ {
 		if err := fs.publish(ctx, 0); err != nil {
 			return err
 		}
-		t := time.Now().Add(20 * time.Millisecond)
+		t := time.Now().Add(every)
 		for time.Now().Before(t) {
 			if int(fs.warmN.Load()) >= fs.live() {
 				return nil
