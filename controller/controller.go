@@ -25,7 +25,11 @@ type Options struct {
 	// like Arizona's route opts.state. It is shared by all requests: treat
 	// it as read-only or guard it yourself.
 	State any
-	// MailboxSize bounds each request's mailbox; default 64.
+	// MailboxSize bounds each request's mailbox, and how many messages a
+	// loop handles between two flushes; default 64. A fan-out source that
+	// drops subscribers whose mailbox is full (sse.Hub) drops a client that
+	// falls this many messages behind: size it for the longest burst a
+	// client must absorb.
 	MailboxSize int
 	// Overflow is what a full mailbox does; default [OverflowReject].
 	Overflow Overflow
@@ -39,8 +43,9 @@ type Options struct {
 }
 
 type handler struct {
-	c    Controller
-	opts Options
+	c     Controller
+	opts  Options
+	heads heads
 }
 
 // New returns an http.Handler that serves c. The caller's Options are

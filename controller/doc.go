@@ -12,9 +12,9 @@
 //   - [Loop]: a status, headers and an initial state. The connection's own
 //     goroutine then waits for messages in the request's [Mailbox] and
 //     hands each one to a handler, HandleInfo(info, push, state), which
-//     returns the new state and whether to stop. push writes one frame and
-//     flushes it. Any goroutine may Send to the mailbox: that is how a
-//     session, a pub/sub hub or a timer feeds a live stream.
+//     returns the new state and whether to stop. push writes one frame.
+//     Any goroutine may Send to the mailbox: that is how a session, a
+//     pub/sub hub or a timer feeds a live stream.
 //
 // [New] turns a Controller into a plain http.Handler, so chi routes, Mount
 // and middleware work as usual; [Options.State] carries route state into
@@ -41,6 +41,18 @@
 // thing's end (a closed channel) into a message, which is how a stream
 // learns that the session feeding it died.
 //
+// # Batches
+//
+// A loop handles the messages its mailbox holds back to back and flushes
+// the frames they pushed once, before it waits for the next message. A
+// message that arrives alone is flushed at once, so the latency of a quiet
+// stream is that of a flush per message; a burst that queued up while the
+// connection was busy goes out in a few writes instead of one per message.
+// A mailbox that never empties is flushed after each [Options.MailboxSize]
+// messages. The pitfall: frames wait in the buffer while HandleInfo runs,
+// so a handler that blocks after pushing holds them back; an empty push
+// flushes at once (see [Push]).
+//
 // # Mailbox bounds
 //
 // A mailbox holds at most [Options.MailboxSize] messages (default 64). Send
@@ -50,6 +62,13 @@
 // [OverflowDisconnect] the loop is ended instead, for streams where a lost
 // message is worse than a reconnect. [Mailbox.SendContext] waits for room.
 // Monitor messages and timer ticks do not count against the bound.
+//
+// A fan-out source such as sse.Hub uses the non-blocking Send: a client
+// too slow for its mailbox is dropped by the hub (the loop learns of it
+// through a monitor and ends the stream once it has written what was
+// queued), and it resumes from its Last-Event-ID; the others are never
+// held up. Send of a pointer allocates nothing, so pass the hub's
+// *sse.Entry as the message rather than a copy of an event.
 //
 // # Panics before the reply
 //

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/saguaro-go/saguaro/controller"
@@ -84,4 +85,63 @@ func ExampleLoop() {
 	// count 2
 	// count 3
 	// sum 6
+}
+
+// A live feed: each connection's mailbox is subscribed to a topic of an
+// sse.Hub, and its loop pushes every entry's frame, encoded once by the
+// hub for all subscribers. Queued entries are flushed together. A client
+// that falls behind by more than its mailbox is dropped by the hub; the
+// monitor ends its stream, and it comes back with Last-Event-ID, which the
+// hub replays from its log.
+func ExampleLoop_hub() {
+	type feedEnded struct{}
+	hub := sse.NewHub(nil)
+	feed := controller.Func(func(req *controller.Request) controller.Reply {
+		mb := req.Mailbox()
+		sub, err := hub.SubscribeFunc("news", sse.LastEventID(req.Request), func(e *sse.Entry) bool {
+			return mb.Send(e) == nil // never blocks; false drops the subscriber
+		})
+		if err != nil {
+			return controller.Status(http.StatusServiceUnavailable)
+		}
+		mb.Defer(sub.Close)
+		mb.Monitor(sub.Done(), feedEnded{})
+		header := http.Header{}
+		sse.Headers(header)
+		return controller.Loop(http.StatusOK, header, struct{}{}, func(info any, push controller.Push, st struct{}) (struct{}, controller.Action) {
+			switch m := info.(type) {
+			case *sse.Entry:
+				_ = push(m.Frame())
+			case feedEnded:
+				return st, controller.Stop(sse.AppendRetry(nil, time.Second))
+			}
+			return st, controller.Continue
+		})
+	})
+	srv := httptest.NewServer(controller.New(feed, nil))
+	defer srv.Close()
+
+	_, _ = hub.Publish("news", sse.Event{Data: []byte("first")})
+	_, _ = hub.Publish("news", sse.Event{Data: []byte("second")})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Last-Event-ID", "1") // this client has seen "first"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer res.Body.Close()
+	_, _ = hub.Publish("news", sse.Event{Data: []byte("third")})
+	rd := sse.NewReader(res.Body)
+	for i := 0; i < 2; i++ {
+		ev, _ := rd.Next()
+		fmt.Println(ev.ID, string(ev.Data))
+	}
+	hub.Close() // ends every subscription: the loops stop
+	_, err = rd.Next()
+	fmt.Println(err, rd.Retry())
+	// Output:
+	// 2 second
+	// 3 third
+	// EOF 1s
 }

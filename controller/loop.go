@@ -4,10 +4,22 @@ import (
 	"net/http"
 )
 
-// Push writes one frame to the client and flushes it. It returns the write
-// error when the client is gone or the write timed out; the loop then
-// receives a [Disconnect] after the current message. An empty frame
-// flushes only.
+// Push writes one frame to the client. Frames are flushed in batches: the
+// loop flushes what its handler pushed before it waits for the next
+// message, so a message that arrives alone reaches the client at once,
+// while a burst of queued messages goes out in one write (at most one
+// mailbox's worth, [Options.MailboxSize], between two flushes). An empty
+// frame flushes at once.
+//
+// Push returns the write error when the client is gone or the write timed
+// out; the loop then receives a [Disconnect] after the current message.
+// Because writes are buffered, a failure may also be reported by the next
+// push or the batch's flush instead of the push that caused it.
+//
+// Pitfall: frames stay in the buffer while HandleInfo runs. A handler that
+// pushes and then blocks (waits on a lock, a network call) holds back
+// everything pushed in the batch so far; push an empty frame first to
+// flush it.
 type Push func(frame []byte) error
 
 // Action tells a loop whether to go on; see [Continue] and [Stop].
@@ -19,8 +31,8 @@ type Action struct {
 // Continue keeps the loop running.
 var Continue = Action{}
 
-// Stop ends the loop after writing final (nothing when it is nil). The
-// response then ends normally.
+// Stop ends the loop after writing final (nothing when it is nil) and
+// flushing what was pushed. The response then ends normally.
 func Stop(final []byte) Action { return Action{stop: true, final: final} }
 
 // Disconnect is the message a loop receives, exactly once and last, when
@@ -36,7 +48,8 @@ type Disconnect struct {
 // HandleInfo is a loop's message handler: it gets each message sent to the
 // mailbox (and monitor and timer messages), a push function, and the
 // current state, and returns the new state and what to do next. It runs on
-// the connection's goroutine, one message at a time.
+// the connection's goroutine, one message at a time; it must not block,
+// since the connection's writes wait for it (see [Push]).
 type HandleInfo[S any] func(info any, push Push, state S) (S, Action)
 
 type loopReply[S any] struct {
@@ -49,8 +62,10 @@ type loopReply[S any] struct {
 // Loop replies with a status and headers, flushed at once, and then turns
 // the connection into a loop over its [Mailbox]: each message is passed to
 // handle with the state the previous call returned, starting from state.
-// See the package documentation for how a loop ends. For an event stream,
-// set the headers with sse.Headers and frame pushes with sse.Event.AppendTo.
+// Messages that are already queued are handled back to back and their
+// frames flushed together (see [Push]). See the package documentation for
+// how a loop ends. For an event stream, set the headers with sse.Headers
+// and push an sse.Entry's frame, or frame an event with sse.Event.AppendTo.
 func Loop[S any](status int, header http.Header, state S, handle HandleInfo[S]) Reply {
 	return &loopReply[S]{status: status, header: header, state: state, handle: handle}
 }
@@ -60,55 +75,63 @@ func (l *loopReply[S]) serve(c *conn) {
 	defer c.finish()
 	mb := c.req.Mailbox()
 	defer mb.close()
-	c.writeHead(l.status, l.header)
-	state := l.state
-	if err := c.write(nil); err != nil {
-		l.handle(Disconnect{Err: err}, c.dead, state)
-		return
-	}
+	// From here on the reply itself is not used, so that its header map,
+	// copied into the response, is not kept for the loop's whole life.
+	handle, state := l.handle, l.state
+	gone := c.h.heads.write(c, l.status, l.header)
 	ctx := c.r.Context()
+	done := ctx.Done()
 	tick, tickInfo := mb.ticker()
-	push := Push(c.write) // once: a method value per message would allocate
-	for {
+	push := Push(c.push) // once: a method value per message would allocate
+	batch := 0           // messages handled since the last flush
+	for gone == nil {
 		info, ok := mb.take()
 		if ok {
-			// A queued message does not hide a disconnect: check as the
-			// channel select used to, without blocking.
-			select {
-			case <-ctx.Done():
-				l.handle(Disconnect{Err: ctx.Err()}, c.dead, state)
-				return
-			case <-mb.kill:
-				l.handle(Disconnect{Err: ErrMailboxFull}, c.dead, state)
-				return
-			default:
+			// A queued message does not hide a disconnect.
+			if gone = mb.ended(ctx, done); gone != nil {
+				break
 			}
 		} else {
-			select {
-			case <-mb.ready:
+			// Nothing queued: the batch is over. Flush it, then wait.
+			batch = 0
+			if c.pending && c.flush() != nil {
+				gone = c.err
+				break
+			}
+			if gone = mb.ended(ctx, done); gone != nil {
+				break
+			}
+			if info, ok = mb.wait(done, tick, tickInfo); !ok {
 				continue
-			case <-tick:
-				info = tickInfo
-			case <-ctx.Done():
-				l.handle(Disconnect{Err: ctx.Err()}, c.dead, state)
-				return
-			case <-mb.kill:
-				l.handle(Disconnect{Err: ErrMailboxFull}, c.dead, state)
-				return
 			}
 		}
 		var act Action
-		state, act = l.handle(info, push, state)
+		state, act = handle(info, push, state)
 		if c.err != nil {
-			l.handle(Disconnect{Err: c.err}, c.dead, state)
-			return
+			gone = c.err
+			break
 		}
 		if act.stop {
 			if act.final != nil {
 				_ = c.write(act.final)
+			} else if c.pending {
+				_ = c.flush()
 			}
-			return
+			break
 		}
+		if batch++; batch >= int(mb.size) {
+			// A mailbox that never empties still reaches the client in
+			// steady steps, and still hears of a monitored end.
+			batch = 0
+			if c.flush() != nil {
+				gone = c.err
+				break
+			}
+			mb.poll()
+		}
+	}
+	if gone != nil {
+		handle(Disconnect{Err: gone}, c.dead, state)
 	}
 }
 

@@ -45,40 +45,61 @@ type Mailbox struct {
 	// never queues more than one message pays for one, not for
 	// MailboxSize). ready holds a token whenever a message may be waiting;
 	// room holds one whenever a slot may have freed up for SendContext.
-	qmu  sync.Mutex
-	q    []any
-	head int
-	size int
-	qbuf [2]any // q's first backing array: most requests queue one or two messages
+	//
+	// A mailbox lives as long as its stream, so its fields are packed and
+	// the channels few of them need are made on first use.
+	qmu      sync.Mutex
+	q        []any
+	head     int
+	size     int32
+	roomWait int32  // SendContext calls waiting for room
+	qbuf     [2]any // q's first backing array: most requests queue one or two messages
 
-	ready    chan struct{}
-	room     chan struct{} // made by the first SendContext that waits
-	roomWait int           // SendContext calls waiting for room
+	ready chan struct{}
+	room  chan struct{} // made by the first SendContext that waits
+	done  chan struct{} // made on first use (doneChan), under mu
 
-	done     chan struct{}
-	kill     chan struct{} // nil unless overflow is OverflowDisconnect
-	closed   atomic.Bool
-	overflow Overflow
+	killed     atomic.Bool // set by an overflow under OverflowDisconnect
+	closed     atomic.Bool
+	disconnect bool // the overflow policy is OverflowDisconnect
+	// mon is the first monitor, watched by the mailbox's reader itself
+	// (Receive, then the loop) instead of by a goroutine of its own.
+	mon atomic.Pointer[monitor]
 
 	mu       sync.Mutex
-	killed   bool
 	deferred []func()
 	tick     *time.Ticker
 	tickInfo any
 }
 
+// monitor is a watched channel and the message its closing delivers.
+type monitor struct {
+	done <-chan struct{}
+	info any
+}
+
 func newMailbox(size int, overflow Overflow) *Mailbox {
 	m := &Mailbox{
-		size:     size,
-		ready:    make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		overflow: overflow,
+		size:       int32(min(size, 1<<30)),
+		ready:      make(chan struct{}, 1),
+		disconnect: overflow == OverflowDisconnect,
 	}
 	m.q = m.qbuf[:0]
-	if overflow == OverflowDisconnect {
-		m.kill = make(chan struct{})
-	}
 	return m
+}
+
+// doneChan returns the channel closed when the mailbox closes, making it
+// on first use: most mailboxes never need one.
+func (m *Mailbox) doneChan() chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.done == nil {
+		m.done = make(chan struct{})
+		if m.closed.Load() {
+			close(m.done)
+		}
+	}
+	return m.done
 }
 
 // enqueue appends info unless the mailbox is full.
@@ -88,7 +109,7 @@ func (m *Mailbox) enqueue(info any) bool { return m.put(info, false) }
 func (m *Mailbox) put(info any, unbounded bool) bool {
 	m.qmu.Lock()
 	n := len(m.q) - m.head
-	if n >= m.size && !unbounded {
+	if n >= int(m.size) && !unbounded {
 		m.qmu.Unlock()
 		return false
 	}
@@ -155,13 +176,8 @@ func (m *Mailbox) Send(info any) error {
 		// that ends first drops what is queued, as documented.
 		return nil
 	}
-	if m.overflow == OverflowDisconnect {
-		m.mu.Lock()
-		if !m.killed {
-			m.killed = true
-			close(m.kill)
-		}
-		m.mu.Unlock()
+	if m.disconnect && m.killed.CompareAndSwap(false, true) {
+		signal(m.ready) // the loop wakes, sees it, and ends
 	}
 	return ErrMailboxFull
 }
@@ -189,6 +205,7 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 		m.roomWait--
 		m.qmu.Unlock()
 	}()
+	done := m.doneChan()
 	for {
 		if m.enqueue(info) {
 			// Pass the wake-up on: another waiter may fit too.
@@ -197,7 +214,7 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 		}
 		select {
 		case <-room:
-		case <-m.done:
+		case <-done:
 			return ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
@@ -212,13 +229,24 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 // loop for the rest): once a loop runs, the loop owns the mailbox and
 // Receive must not be called.
 func (m *Mailbox) Receive(ctx context.Context) (any, error) {
+	if info, ok := m.take(); ok {
+		return info, nil
+	}
+	done := m.doneChan()
 	for {
 		if info, ok := m.take(); ok {
 			return info, nil
 		}
+		mon := m.mon.Load()
+		var monDone <-chan struct{}
+		if mon != nil {
+			monDone = mon.done
+		}
 		select {
 		case <-m.ready:
-		case <-m.done:
+		case <-monDone:
+			m.fire(mon)
+		case <-done:
 			return nil, ErrClosed
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -226,26 +254,96 @@ func (m *Mailbox) Receive(ctx context.Context) (any, error) {
 	}
 }
 
+// wait blocks the loop until something happens: a message is sent (or
+// may have been), the watched monitor fires, the client goes away (done),
+// or a tick is due, which it returns. It is not part of the loop's own
+// function so that its select does not weigh on the stack of every write.
+//
+//go:noinline
+func (m *Mailbox) wait(done <-chan struct{}, tick <-chan time.Time, tickInfo any) (any, bool) {
+	mon := m.mon.Load()
+	var monDone <-chan struct{}
+	if mon != nil {
+		monDone = mon.done
+	}
+	select {
+	case <-m.ready:
+	case <-monDone:
+		m.fire(mon)
+	case <-done:
+	case <-tick:
+		return tickInfo, true
+	}
+	return nil, false
+}
+
+// ended reports, without blocking, why the loop must end before its next
+// message: the client went away (done is ctx's Done channel), or the
+// mailbox overflowed under OverflowDisconnect. A single-channel poll is a
+// lock-free check when nothing happened.
+func (m *Mailbox) ended(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return ctx.Err()
+	default:
+	}
+	if m.killed.Load() {
+		return ErrMailboxFull
+	}
+	return nil
+}
+
 // Done is closed when the mailbox closes: its loop ended, or its request
 // was answered without a loop.
-func (m *Mailbox) Done() <-chan struct{} { return m.done }
+func (m *Mailbox) Done() <-chan struct{} { return m.doneChan() }
 
 // Monitor delivers info to the loop once done is closed, like an Erlang
 // monitor's DOWN message: how a stream learns that the thing feeding it
 // (a session, a subscription) has ended. The message does not count
-// against the mailbox bound and is never refused. A monitor costs one
-// goroutine until done closes or the mailbox closes.
+// against the mailbox bound and is never refused. It is queued behind the
+// messages sent before done closed, so a loop handles everything its
+// producer sent before it ended, then the monitor's message.
+//
+// The first monitor of a mailbox costs no goroutine: the mailbox's reader
+// ([Mailbox.Receive], then the loop) watches it between messages, and
+// notices it at the latest after one mailbox's worth of messages. Each
+// further monitor costs one goroutine until done closes or the mailbox
+// closes.
 func (m *Mailbox) Monitor(done <-chan struct{}, info any) {
 	if m.closed.Load() {
 		return
 	}
+	if m.mon.CompareAndSwap(nil, &monitor{done: done, info: info}) {
+		// Wake a reader waiting now, so that it starts watching done.
+		signal(m.ready)
+		return
+	}
+	closed := m.doneChan()
 	go func() {
 		select {
 		case <-done:
 			m.put(info, true)
-		case <-m.done:
+		case <-closed:
 		}
 	}()
+}
+
+// fire queues the message of mon, whose channel closed, once.
+func (m *Mailbox) fire(mon *monitor) {
+	if m.mon.CompareAndSwap(mon, nil) {
+		m.put(mon.info, true)
+	}
+}
+
+// poll fires the reader-watched monitor if its channel closed.
+func (m *Mailbox) poll() {
+	if mon := m.mon.Load(); mon != nil {
+		select {
+		case <-mon.done:
+			m.fire(mon)
+		default:
+		}
+	}
 }
 
 // Every delivers info to the loop every d, for keep-alives and periodic
@@ -294,7 +392,9 @@ func (m *Mailbox) close() {
 		m.mu.Unlock()
 		return
 	}
-	close(m.done)
+	if m.done != nil {
+		close(m.done)
+	}
 	if m.tick != nil {
 		m.tick.Stop()
 	}

@@ -23,11 +23,17 @@ type conn struct {
 	req *Request
 	h   *handler
 	rc  *http.ResponseController
+	// fl is the response writer's own FlushError when it has one: called
+	// directly, it saves the ResponseController's frames on the stack of
+	// every write (see writeHeadOut).
+	fl interface{ FlushError() error }
 	// wrote is set once the status is on the wire; a panic after that can
 	// no longer become a 500.
 	wrote bool
-	err   error
-	armed time.Time // when the write deadline was last set
+	// pending is set while pushed bytes wait for a flush.
+	pending bool
+	err     error
+	armed   int64 // when the write deadline was last set, in Unix nanoseconds: a stream holds its conn, so it is kept small
 }
 
 func (c *conn) writeHead(status int, header http.Header) {
@@ -42,33 +48,65 @@ func (c *conn) writeHead(status int, header http.Header) {
 // write writes p and flushes it, with the write deadline, and remembers the
 // first error: after it every write fails the same way.
 func (c *conn) write(p []byte) error {
+	if len(p) > 0 && c.push(p) != nil {
+		return c.err
+	}
+	return c.flush()
+}
+
+// push writes p without flushing it (an empty p flushes), with the write
+// deadline, and remembers the first error.
+func (c *conn) push(p []byte) error {
 	if c.err != nil {
 		return c.err
 	}
-	if c.rc == nil {
-		c.rc = http.NewResponseController(c.w)
+	if len(p) == 0 {
+		return c.flush()
 	}
-	if t := c.h.opts.WriteTimeout; t > 0 {
-		// Re-arming the deadline costs a syscall-heavy path on every
-		// push; doing it once a quarter of the timeout keeps the limit
-		// between 3/4 and all of WriteTimeout for a fraction of the cost.
-		if now := time.Now(); now.Sub(c.armed) > t/4 {
-			_ = c.rc.SetWriteDeadline(now.Add(t))
-			c.armed = now
-		}
+	c.arm()
+	if _, err := c.w.Write(p); err != nil {
+		c.err = err
+		return err
 	}
-	if len(p) > 0 {
-		if _, err := c.w.Write(p); err != nil {
-			c.err = err
-			return err
-		}
+	c.pending = true
+	return nil
+}
+
+// flush sends what was written, with the write deadline.
+func (c *conn) flush() error {
+	if c.err != nil {
+		return c.err
 	}
+	c.arm()
+	c.pending = false
 	// Flush errors are not reliable behind wrappers that implement only
 	// Flush, such as chi's; the next write reports the failure instead.
-	if err := c.rc.Flush(); err != nil {
+	var err error
+	if c.fl != nil {
+		err = c.fl.FlushError()
+	} else {
+		err = c.rc.Flush()
+	}
+	if err != nil {
 		c.err = err
 	}
 	return c.err
+}
+
+// arm sets the write deadline. Re-arming it costs a syscall-heavy path;
+// doing it once a quarter of the timeout keeps the limit between 3/4 and
+// all of WriteTimeout for a fraction of the cost.
+func (c *conn) arm() {
+	if c.rc == nil {
+		c.rc = http.NewResponseController(c.w)
+		c.fl, _ = c.w.(interface{ FlushError() error })
+	}
+	if t := c.h.opts.WriteTimeout; t > 0 {
+		if now := time.Now(); time.Duration(now.UnixNano()-c.armed) > t/4 {
+			_ = c.rc.SetWriteDeadline(now.Add(t))
+			c.armed = now.UnixNano()
+		}
+	}
 }
 
 // finish clears the write deadline so a kept-alive connection's next

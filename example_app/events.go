@@ -50,7 +50,7 @@ func (a *app) publish(typ string, v any) {
 	if err != nil {
 		return
 	}
-	a.hub.Publish(feedTopic, sse.Event{Event: typ, Data: data})
+	_, _ = a.hub.Publish(feedTopic, sse.Event{Event: typ, Data: data})
 }
 
 // boardChanged hears every change of the board, made by this replica or
@@ -93,8 +93,15 @@ func (a *app) activity(v map[string]any) { a.publish("mcp", v) }
 
 // feed is the controller of one /events stream. It subscribes the
 // connection's mailbox to the hub, asks for a tick every few seconds, and
-// turns the connection into a loop that frames each message as an event.
-// A new client (no Last-Event-ID) first gets a snapshot of the board.
+// turns the connection into a loop that pushes each hub entry's frame
+// (encoded once by the hub, shared by every stream) and frames its own
+// messages. A new client (no Last-Event-ID) first gets a snapshot of the
+// board.
+//
+// A client that falls behind by more than its mailbox (64 messages) is
+// dropped by the hub: the loop writes what was queued, then ends the
+// stream asking the client to come back in a second, and the client
+// resumes from its Last-Event-ID with nothing lost.
 func (a *app) feed(req *controller.Request) controller.Reply {
 	mb := req.Mailbox()
 	lastID := sse.LastEventID(req.Request)
@@ -105,8 +112,8 @@ func (a *app) feed(req *controller.Request) controller.Reply {
 		}
 		_ = mb.Send(sse.Event{Event: "snapshot", Data: snap})
 	}
-	sub, err := a.hub.SubscribeFunc(feedTopic, lastID, func(ev sse.Event) bool {
-		return mb.Send(ev) == nil
+	sub, err := a.hub.SubscribeFunc(feedTopic, lastID, func(e *sse.Entry) bool {
+		return mb.Send(e) == nil
 	})
 	if err != nil {
 		return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
@@ -123,6 +130,8 @@ func (a *app) feed(req *controller.Request) controller.Reply {
 // handleFeed pushes one frame per message; its state counts the ticks.
 func handleFeed(info any, push controller.Push, ticks int) (int, controller.Action) {
 	switch m := info.(type) {
+	case *sse.Entry:
+		_ = push(m.Frame())
 	case sse.Event:
 		if frame, err := m.AppendTo(nil); err == nil {
 			_ = push(frame)
@@ -149,8 +158,12 @@ func (a *app) broadcast(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "message too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	ev := a.hub.Publish(feedTopic, sse.Event{Event: "broadcast", Data: body})
+	ent, err := a.hub.Publish(feedTopic, sse.Event{Event: "broadcast", Data: body})
+	if err != nil {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	fmt.Fprintf(w, "{\"id\":%q,\"listeners\":%d}\n", ev.ID, a.hub.Subscribers(feedTopic))
+	fmt.Fprintf(w, "{\"id\":%q,\"listeners\":%d}\n", ent.ID(), a.hub.Subscribers(feedTopic))
 }

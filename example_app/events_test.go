@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -204,4 +205,29 @@ func TestServeShutsDownWithOpenStreams(t *testing.T) {
 			break // the stream ended
 		}
 	}
+}
+
+// TestFeedResumesPastItsMailbox resumes a client that missed more events
+// than its stream's mailbox holds (64): the hub hands the whole replay
+// over as one message, so it gets every event it missed, in order.
+func TestFeedResumesPastItsMailbox(t *testing.T) {
+	ta := newTestApp(t)
+	const missed = 200
+	for i := 1; i <= 50+missed; i++ {
+		_, err := ta.hub.Publish(feedTopic, sse.Event{Event: "broadcast", Data: []byte(strconv.Itoa(i))})
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, rd := openFeed(t, ctx, ta.srv.URL, "50")
+	defer res.Body.Close()
+	for i := 51; i <= 50+missed; i++ {
+		ev := nextOf(t, rd, "broadcast")
+		require.Equal(t, strconv.Itoa(i), ev.ID)
+		require.Equal(t, strconv.Itoa(i), string(ev.Data))
+	}
+	ta.do(t, http.MethodPost, "/events/broadcast", ta.token(t, scopeWrite), "live")
+	ev := nextOf(t, rd, "broadcast")
+	assert.Equal(t, "live", string(ev.Data))
+	assert.Equal(t, strconv.Itoa(51+missed), ev.ID)
 }

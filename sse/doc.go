@@ -16,17 +16,19 @@
 //     behind httplog and any wrapper that implements Unwrap, and it surfaces
 //     write errors (a flush error is not reliable behind wrappers; a write
 //     error is).
-//   - Replay: [Log] keeps the last events, bounded by count and by bytes,
-//     with monotonic ids; [Log.Since] answers a reconnecting client's
-//     Last-Event-ID (read it with [LastEventID]).
-//   - Fan-out: [Hub] delivers published events to subscribers of a topic,
-//     each through its own bounded queue, so one slow client never stalls
-//     the others.
+//   - Replay: [Log] numbers the events it is given with monotonic ids,
+//     encodes each one once into an immutable [Entry], and keeps the last
+//     ones, bounded by count and by bytes; [Log.Since] answers a
+//     reconnecting client's Last-Event-ID (read it with [LastEventID]).
+//   - Fan-out: [Hub] hands each published entry, the same pointer, to
+//     every subscriber of a topic, each through its own bounded queue, so
+//     one slow client never stalls the others: it is dropped, and resumes
+//     from its last id.
 //
 // [Reader] parses a stream the way a browser's EventSource does; tests use it
 // to read frames one by one.
 //
 // The package imports only the standard library and knows nothing of the
-// controller package: a controller loop frames what it pushes with
-// [Event.AppendTo].
+// controller package: a controller loop pushes an [Entry.Frame], or frames
+// its own events with [Event.AppendTo].
 package sse

@@ -26,8 +26,8 @@ func ExampleEvent_AppendTo() {
 func ExampleHub() {
 	hub := sse.NewHub(nil)
 	defer hub.Close()
-	hub.Publish("news", sse.Event{Data: []byte("first")})
-	hub.Publish("news", sse.Event{Data: []byte("second")})
+	_, _ = hub.Publish("news", sse.Event{Data: []byte("first")})
+	_, _ = hub.Publish("news", sse.Event{Data: []byte("second")})
 
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sub, err := hub.Subscribe("news", sse.LastEventID(r))
@@ -42,10 +42,9 @@ func ExampleHub() {
 		}
 		defer sw.Close()
 		// A real handler would loop with sw.KeepAlive; this one sends what
-		// the replay queued.
+		// the replay queued. Each entry's frame is encoded once, by the log.
 		for len(sub.C) > 0 {
-			ev := <-sub.C
-			_ = sw.Send(&ev)
+			_ = sw.WriteFrame((<-sub.C).Frame())
 		}
 	})
 
@@ -57,4 +56,32 @@ func ExampleHub() {
 	// Output:
 	// id: 2
 	// data: second
+}
+
+// A Log numbers and encodes each event once; the entries it returns are
+// shared by every stream that writes them.
+func ExampleLog() {
+	l := sse.NewLog(&sse.LogOptions{MaxEvents: 2})
+	for _, msg := range []string{"one", "two", "three"} {
+		if _, err := l.Append(sse.Event{Event: "note", Data: []byte(msg)}); err != nil {
+			fmt.Println(err)
+		}
+	}
+	missed, err := l.Since("2") // a client that saw event 2 reconnects
+	for _, e := range missed {
+		fmt.Printf("%s", e.Frame())
+	}
+	fmt.Println(err)
+	_, err = l.Since("") // a new client: what the log still holds, 2 and 3
+	fmt.Println(err)
+	_, err = l.Since("0") // event 1 is gone: the client is told of the gap
+	fmt.Println(err)
+	// Output:
+	// id: 3
+	// event: note
+	// data: three
+	//
+	// <nil>
+	// <nil>
+	// sse: events after this id are no longer in the log
 }

@@ -10,12 +10,15 @@ import (
 // id and replay what it missed from the topic's log.
 var ErrLagged = errors.New("sse: subscriber fell behind and was dropped")
 
-// ErrHubClosed reports a subscription ended, or refused, by [Hub.Close].
+// ErrHubClosed reports a subscription ended, or refused, by [Hub.Close],
+// and a publish to a closed hub.
 var ErrHubClosed = errors.New("sse: hub closed")
 
 // HubOptions configures a Hub. Zero fields take the defaults.
 type HubOptions struct {
-	// QueueSize is each channel subscriber's queue; default 64.
+	// QueueSize is each channel subscriber's queue ([Hub.Subscribe]); default
+	// 64. A subscriber made with [Hub.SubscribeFunc] has the queue of its
+	// delivery function instead (a controller mailbox's bound, say).
 	QueueSize int
 	// Log bounds each topic's replay log. Default: the [LogOptions]
 	// defaults. Every topic that was ever published to keeps its log until
@@ -25,16 +28,41 @@ type HubOptions struct {
 
 // Hub fans events out to the subscribers of a topic.
 //
-// Publishing never blocks: each subscriber has its own bounded queue, so a
-// slow client never delays the others. The policy for a subscriber whose
-// queue is full is to drop it: its channel is closed after the events
-// already queued, its Err becomes [ErrLagged], and the client is expected to
-// reconnect with Last-Event-ID, which the topic's [Log] answers. A subscriber
-// is never silently skipped, so events are never lost without a sign.
+// [Hub.Publish] appends the event to the topic's [Log], which gives it its id
+// and encodes it once into an [Entry], and hands that same *Entry to every
+// subscriber: publishing to a thousand streams encodes the event once and
+// copies nothing. Every subscriber receives the topic's entries in publish
+// order.
 //
-// Every topic keeps a replay log; [Hub.Subscribe] replays the events after a
-// given id and then delivers live events, with no gap and no duplicate
-// between the two.
+// # A subscriber that falls behind is dropped
+//
+// Publishing never blocks and never waits for a subscriber: each one has
+// its own bounded queue (a channel of [HubOptions.QueueSize] entries for
+// [Hub.Subscribe]; for [Hub.SubscribeFunc], whatever its delivery function
+// queues into). When a subscriber's queue is full as an event is published,
+// that subscriber is dropped at once and for good: its Err becomes
+// [ErrLagged], its Done channel is closed, its channel (if it has one) is
+// closed after the entries already queued, which are still delivered, and it
+// receives nothing more. The other subscribers are not affected in any way.
+//
+// No event is ever skipped without a sign: a dropped subscriber received
+// exactly the topic's entries up to some id, in order, and nothing after. A
+// client that reconnects with that id as Last-Event-ID replays the rest from
+// the topic's log with no gap and no duplicate, as long as the log still
+// holds them (see [LogOptions]; [Log.Since] reports [ErrEvicted] when not).
+// Browsers' EventSource reconnects by itself and sends the id.
+//
+// Pitfalls: a queue must hold the largest burst a client may have to absorb
+// while it is busy writing; a burst longer than the queue drops even a fast
+// client (which then reconnects and replays, at a cost). A client that
+// stops reading altogether is dropped once the network buffers and its
+// queue are full; its stream itself ends when the server's write deadline
+// cuts the connection, or as soon as the client reads again.
+//
+// [Hub.Subscribe] and [Hub.SubscribeFunc] replay the entries after a given id
+// and then deliver live ones, with no gap and no duplicate between the two;
+// SubscribeFunc hands the whole replay over as one entry, so a replay is
+// never longer than a subscriber's queue.
 type Hub struct {
 	mu     sync.Mutex
 	topics map[string]*topic
@@ -44,23 +72,23 @@ type Hub struct {
 
 type topic struct {
 	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	subs []*Subscription
 	log  *Log
 }
 
 // Subscription is one subscriber's membership of a topic.
 type Subscription struct {
-	// C delivers the events, replayed ones first. It is nil for
+	// C delivers the entries, replayed ones first. It is nil for
 	// subscriptions made with [Hub.SubscribeFunc]. It is closed when the
-	// subscription ends, after the events already queued.
-	C <-chan Event
+	// subscription ends, after the entries already queued.
+	C <-chan *Entry
 
-	c       chan Event
-	deliver func(Event) bool
+	c       chan *Entry
+	deliver func(*Entry) bool
 	done    chan struct{}
 	err     error
 	topic   *topic
-	removed bool
+	idx     int // index in topic.subs; -1 once the subscription ended
 }
 
 // NewHub returns an empty Hub.
@@ -83,36 +111,60 @@ func (h *Hub) topic(name string) (*topic, error) {
 	}
 	t := h.topics[name]
 	if t == nil {
-		t = &topic{subs: make(map[*Subscription]struct{}), log: NewLog(h.opts.Log)}
+		t = &topic{log: NewLog(h.opts.Log)}
 		h.topics[name] = t
 	}
 	return t, nil
 }
 
-// Publish appends the event to the topic's log, which gives it its id, and
-// delivers it to every subscriber. It returns the event with its id. On a
-// closed hub it returns the event unchanged and delivers nothing.
-func (h *Hub) Publish(name string, e Event) Event {
+// Publish appends the event to the topic's log, which gives it its id (any
+// ID the event carries is replaced) and encodes it, and delivers the entry
+// to every subscriber, dropping those whose queue is full (see [Hub]). It
+// returns the entry; it fails with [ErrInvalidEvent] for an event name that
+// cannot be framed and with [ErrHubClosed] on a closed hub, delivering
+// nothing. The log keeps e.Data: do not modify it afterwards.
+func (h *Hub) Publish(name string, e Event) (*Entry, error) {
 	t, err := h.topic(name)
 	if err != nil {
-		return e
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e = t.log.Append(e)
-	for s := range t.subs {
-		if !s.deliver(e) {
-			s.endLocked(ErrLagged)
-		}
+	ent, err := t.log.Append(e)
+	if err != nil {
+		return nil, err
 	}
-	return e
+	for i := 0; i < len(t.subs); {
+		s := t.subs[i]
+		if s.offer(ent) {
+			i++
+			continue
+		}
+		s.endLocked(ErrLagged) // moves the last subscriber to i
+	}
+	return ent, nil
 }
 
-// Subscribe joins a topic with a channel of [HubOptions.QueueSize] events
+// offer hands e to the subscriber without blocking and reports whether it
+// took it.
+func (s *Subscription) offer(e *Entry) bool {
+	if s.c == nil {
+		return s.deliver(e)
+	}
+	select {
+	case s.c <- e:
+		return true
+	default:
+		return false
+	}
+}
+
+// Subscribe joins a topic with a channel of [HubOptions.QueueSize] entries
 // (plus room for the replay). With a non-empty lastEventID it first queues
-// the events published after it; an id the log does not know replays
+// the entries published after it; an id the log does not know replays
 // nothing, and an id older than the log replays what is left (check
-// [Log.Since] on the topic's log to tell the client about a gap).
+// [Log.Since] on the topic's log to tell the client about a gap). Read C
+// promptly: a subscriber whose channel is full is dropped (see [Hub]).
 func (h *Hub) Subscribe(name, lastEventID string) (*Subscription, error) {
 	t, err := h.topic(name)
 	if err != nil {
@@ -120,54 +172,61 @@ func (h *Hub) Subscribe(name, lastEventID string) (*Subscription, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var replay []Event
+	var replay []*Entry
 	if lastEventID != "" {
 		replay, _ = t.log.Since(lastEventID)
 	}
-	c := make(chan Event, h.opts.QueueSize+len(replay))
+	c := make(chan *Entry, h.opts.QueueSize+len(replay))
 	for _, e := range replay {
 		c <- e
 	}
 	s := &Subscription{C: c, c: c, done: make(chan struct{}), topic: t}
-	s.deliver = func(e Event) bool {
-		select {
-		case c <- e:
-			return true
-		default:
-			return false
-		}
-	}
-	t.subs[s] = struct{}{}
+	t.add(s)
 	return s, nil
 }
 
 // SubscribeFunc joins a topic with a delivery function instead of a
-// channel: deliver is called with each event, replayed ones first, while the
-// topic is locked, so it must not block; it returns false when it cannot
-// take the event (its own queue is full), which drops the subscriber with
-// [ErrLagged] exactly as a full channel would. A controller loop passes its
-// mailbox's non-blocking Send here.
-func (h *Hub) SubscribeFunc(name, lastEventID string, deliver func(Event) bool) (*Subscription, error) {
+// channel: deliver is called with each entry while the topic is locked, so
+// it must not block and must not call back into the hub; it returns false
+// when it cannot take the entry (its own queue is full), which drops the
+// subscriber with [ErrLagged] exactly as a full channel would (see [Hub]).
+// A controller loop passes its mailbox's non-blocking Send here, the
+// *Entry as the message, and monitors [Subscription.Done] to learn of the
+// drop:
+//
+//	sub, err := hub.SubscribeFunc(topic, sse.LastEventID(req.Request), func(e *sse.Entry) bool {
+//		return mb.Send(e) == nil
+//	})
+//
+// With a non-empty lastEventID the entries published after it come first,
+// as one delivery: a single [Entry] holding all of them ([Entry.Len]), so
+// that a client that fell behind by more than its queue can still resume,
+// however long its replay. An id the log does not know replays nothing, an
+// id older than the log replays what is left (check [Log.Since] on the
+// topic's log to tell the client about a gap), and a replay that deliver
+// refuses drops the subscriber before it joins.
+func (h *Hub) SubscribeFunc(name, lastEventID string, deliver func(*Entry) bool) (*Subscription, error) {
 	t, err := h.topic(name)
 	if err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := &Subscription{deliver: deliver, done: make(chan struct{}), topic: t}
+	s := &Subscription{deliver: deliver, done: make(chan struct{}), topic: t, idx: -1}
 	if lastEventID != "" {
-		replay, _ := t.log.Since(lastEventID)
-		for _, e := range replay {
-			if !deliver(e) {
-				s.err = ErrLagged
-				s.removed = true
-				close(s.done)
-				return s, nil
-			}
+		if replay, _ := t.log.Since(lastEventID); len(replay) > 0 && !deliver(joinEntries(replay)) {
+			s.err = ErrLagged
+			close(s.done)
+			return s, nil
 		}
 	}
-	t.subs[s] = struct{}{}
+	t.add(s)
 	return s, nil
+}
+
+func (t *topic) add(s *Subscription) {
+	s.idx = len(t.subs)
+	t.subs = append(t.subs, s)
 }
 
 // Log returns the topic's replay log, creating the topic if needed, or nil
@@ -194,7 +253,7 @@ func (h *Hub) Subscribers(name string) int {
 }
 
 // Close ends every subscription with [ErrHubClosed]; later calls to
-// Subscribe fail and Publish delivers nothing.
+// Subscribe and Publish fail with it.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	if h.closed {
@@ -206,8 +265,8 @@ func (h *Hub) Close() {
 	h.mu.Unlock()
 	for _, t := range topics {
 		t.mu.Lock()
-		for s := range t.subs {
-			s.endLocked(ErrHubClosed)
+		for len(t.subs) > 0 {
+			t.subs[len(t.subs)-1].endLocked(ErrHubClosed)
 		}
 		t.mu.Unlock()
 	}
@@ -234,13 +293,20 @@ func (s *Subscription) Close() {
 	s.endLocked(nil)
 }
 
+// endLocked removes the subscription from its topic, moving the topic's
+// last subscriber into its place.
 func (s *Subscription) endLocked(err error) {
-	if s.removed {
+	if s.idx < 0 {
 		return
 	}
-	s.removed = true
+	subs := s.topic.subs
+	last := len(subs) - 1
+	subs[s.idx] = subs[last]
+	subs[s.idx].idx = s.idx
+	subs[last] = nil
+	s.topic.subs = subs[:last]
+	s.idx = -1
 	s.err = err
-	delete(s.topic.subs, s)
 	close(s.done)
 	if s.c != nil {
 		close(s.c)

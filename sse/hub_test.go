@@ -3,6 +3,7 @@ package sse
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,10 +22,14 @@ func TestHubDeliversToEverySubscriber(t *testing.T) {
 	other, err := h.Subscribe("other", "")
 	require.NoError(t, err)
 
-	e := h.Publish("t", Event{Data: []byte("hi")})
-	assert.Equal(t, "1", e.ID)
-	assert.Equal(t, "hi", string((<-a.C).Data))
-	assert.Equal(t, "hi", string((<-b.C).Data))
+	e, err := h.Publish("t", Event{ID: "ignored", Data: []byte("hi")})
+	require.NoError(t, err)
+	assert.Equal(t, "1", e.ID(), "the log gives the id")
+	assert.Equal(t, "id: 1\ndata: hi\n\n", string(e.Frame()))
+	got := <-a.C
+	assert.Same(t, e, got, "every subscriber gets the one entry")
+	assert.Equal(t, "hi", string(got.Event().Data))
+	assert.Same(t, e, <-b.C)
 	assert.Empty(t, other.C, "topics are separate")
 	assert.Equal(t, 2, h.Subscribers("t"))
 
@@ -56,7 +61,7 @@ func TestHubStalledSubscriberDoesNotDelayOthers(t *testing.T) {
 		h.Publish("t", Event{Data: []byte(strconv.Itoa(i))})
 		e, ok := <-live.C
 		require.True(t, ok, "live subscriber dropped at event %d", i)
-		seen = append(seen, e.ID)
+		seen = append(seen, e.ID())
 	}
 	require.Len(t, seen, n, "the live subscriber received every event")
 	for i, id := range seen {
@@ -67,7 +72,7 @@ func TestHubStalledSubscriberDoesNotDelayOthers(t *testing.T) {
 	assert.ErrorIs(t, stalled.Err(), ErrLagged)
 	var queued []string
 	for e := range stalled.C {
-		queued = append(queued, e.ID)
+		queued = append(queued, e.ID())
 	}
 	assert.Equal(t, []string{"1", "2", "3", "4"}, queued, "what was queued before the drop is still delivered")
 
@@ -76,7 +81,7 @@ func TestHubStalledSubscriberDoesNotDelayOthers(t *testing.T) {
 	require.NoError(t, err)
 	defer resumed.Close()
 	assert.Len(t, resumed.C, n-4)
-	assert.Equal(t, "5", (<-resumed.C).ID)
+	assert.Equal(t, "5", (<-resumed.C).ID())
 }
 
 func TestHubReplayThenLiveHasNoGapNoDuplicate(t *testing.T) {
@@ -107,7 +112,7 @@ func TestHubReplayThenLiveHasNoGapNoDuplicate(t *testing.T) {
 		want := first + 1
 		for want <= total {
 			e := <-s.C
-			require.Equal(t, strconv.Itoa(want), e.ID)
+			require.Equal(t, strconv.Itoa(want), e.ID())
 			want++
 		}
 		assert.Empty(t, s.C)
@@ -123,14 +128,14 @@ func TestHubSubscribeFunc(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	room := 2
-	s, err := h.SubscribeFunc("t", "0", func(e Event) bool {
+	s, err := h.SubscribeFunc("t", "0", func(e *Entry) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if room == 0 {
 			return false
 		}
 		room--
-		got = append(got, string(e.Data))
+		got = append(got, string(e.Event().Data))
 		return true
 	})
 	require.NoError(t, err)
@@ -142,7 +147,7 @@ func TestHubSubscribeFunc(t *testing.T) {
 	s.Close() // safe after the drop
 
 	// A replay that does not fit drops the subscriber at once.
-	s2, err := h.SubscribeFunc("t", "0", func(Event) bool { return false })
+	s2, err := h.SubscribeFunc("t", "0", func(*Entry) bool { return false })
 	require.NoError(t, err)
 	<-s2.Done()
 	assert.ErrorIs(t, s2.Err(), ErrLagged)
@@ -151,7 +156,8 @@ func TestHubSubscribeFunc(t *testing.T) {
 	h.Close()
 	_, err = h.Subscribe("t", "")
 	assert.ErrorIs(t, err, ErrHubClosed)
-	assert.Equal(t, "", h.Publish("t", Event{}).ID)
+	_, err = h.Publish("t", Event{})
+	assert.ErrorIs(t, err, ErrHubClosed)
 }
 
 func TestHubCloseEndsSubscribers(t *testing.T) {
@@ -172,15 +178,80 @@ func BenchmarkHubPublish(b *testing.B) {
 			defer h.Close()
 			subs := make([]*Subscription, n)
 			for i := range subs {
-				subs[i], _ = h.SubscribeFunc("t", "", func(Event) bool { return true })
+				subs[i], _ = h.SubscribeFunc("t", "", func(*Entry) bool { return true })
 			}
 			ev := Event{Event: "tick", Data: []byte(`{"n":1}`)}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				h.Publish("t", ev)
+				_, _ = h.Publish("t", ev)
 			}
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "deliveries/s")
 		})
 	}
+}
+
+// TestHubSubscribeFuncReplaysAsOneEntry resumes a subscriber that missed
+// more events than its queue holds: the replay comes as one delivery,
+// followed by live entries, together exactly the events after its id.
+func TestHubSubscribeFuncReplaysAsOneEntry(t *testing.T) {
+	t.Parallel()
+	h := NewHub(nil)
+	defer h.Close()
+	var frames []string
+	for i := 1; i <= 5; i++ {
+		e, err := h.Publish("t", Event{Data: []byte(strconv.Itoa(i))})
+		require.NoError(t, err)
+		frames = append(frames, string(e.Frame()))
+	}
+	var got []*Entry
+	room := 2 // a queue of two: smaller than the replay
+	s, err := h.SubscribeFunc("t", "1", func(e *Entry) bool {
+		if room == 0 {
+			return false
+		}
+		room--
+		got = append(got, e)
+		return true
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 1, "the replay is one delivery")
+	assert.Equal(t, 4, got[0].Len())
+	assert.Equal(t, "5", got[0].ID(), "the id a client has after reading it")
+	assert.Equal(t, "5", string(got[0].Event().Data))
+	assert.Equal(t, strings.Join(frames[1:], ""), string(got[0].Frame()))
+
+	e, err := h.Publish("t", Event{Data: []byte("6")})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Same(t, e, got[1])
+	assert.Equal(t, 1, got[1].Len())
+
+	_, err = h.Publish("t", Event{Data: []byte("7")})
+	require.NoError(t, err)
+	<-s.Done()
+	assert.ErrorIs(t, s.Err(), ErrLagged, "the full queue still drops the subscriber")
+
+	// A lone missed event is the log's own entry.
+	one, err := h.SubscribeFunc("t", "6", func(e *Entry) bool {
+		assert.Equal(t, "7", e.ID())
+		assert.Equal(t, 1, e.Len())
+		return true
+	})
+	require.NoError(t, err)
+	one.Close()
+}
+
+func TestHubPublishRefusesAnUnframeableEvent(t *testing.T) {
+	t.Parallel()
+	h := NewHub(nil)
+	defer h.Close()
+	s, err := h.Subscribe("t", "")
+	require.NoError(t, err)
+	_, err = h.Publish("t", Event{Event: "bad\nname"})
+	assert.ErrorIs(t, err, ErrInvalidEvent)
+	assert.Empty(t, s.C, "nothing delivered")
+	e, err := h.Publish("t", Event{Event: "ok"})
+	require.NoError(t, err)
+	assert.Equal(t, "1", e.ID(), "the refused event used no id")
 }

@@ -19,14 +19,17 @@ var ErrEvicted = errors.New("sse: events after this id are no longer in the log"
 type LogOptions struct {
 	// MaxEvents is the most events kept; default 1024.
 	MaxEvents int
-	// MaxBytes is the most bytes of id, event name and data kept; default
-	// 1 MiB. The newest event is always kept, even when it alone is larger.
+	// MaxBytes is the most bytes kept, counting each event's data, id and
+	// name and its encoded frame (so an event costs about twice its data);
+	// default 1 MiB. The newest event is always kept, even when it alone is
+	// larger.
 	MaxBytes int
 }
 
 // Log is a bounded replay log: it numbers the events it is given with
-// monotonic ids ("1", "2", …) and keeps the newest ones, within a count and
-// a byte budget, for clients that reconnect with Last-Event-ID.
+// monotonic ids ("1", "2", …), encodes each one once into an immutable
+// [Entry], and keeps the newest entries, within a count and a byte budget,
+// for clients that reconnect with Last-Event-ID.
 //
 // A Log is safe for concurrent use. Ids are unique within one Log only; a
 // restarted process starts again at 1, so a Last-Event-ID from before the
@@ -34,7 +37,7 @@ type LogOptions struct {
 // name in the URL or the event) where that matters.
 type Log struct {
 	mu       sync.Mutex
-	ring     []Event
+	ring     []*Entry
 	head     int // index of the oldest event
 	n        int // events held
 	bytes    int
@@ -54,33 +57,44 @@ func NewLog(opts *LogOptions) *Log {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 1 << 20
 	}
-	return &Log{ring: make([]Event, o.MaxEvents), maxBytes: o.MaxBytes}
+	return &Log{ring: make([]*Entry, o.MaxEvents), maxBytes: o.MaxBytes}
 }
 
-func size(e *Event) int { return len(e.ID) + len(e.Event) + len(e.Data) }
+func size(e *Entry) int {
+	return len(e.ev.ID) + len(e.ev.Event) + len(e.ev.Data) + len(e.frame)
+}
 
-// Append assigns the event the next id, stores it, and returns it with the
-// id set. The log keeps the event's Data slice: do not modify it afterwards.
-func (l *Log) Append(e Event) Event {
+// Append gives the event the next id (any ID it carries is replaced),
+// encodes it, stores it and returns the entry. It fails with
+// [ErrInvalidEvent], storing nothing and using no id, when the event's name
+// cannot be framed. The log keeps the event's Data slice: do not modify it
+// afterwards.
+func (l *Log) Append(e Event) (*Entry, error) {
+	e.ID = ""
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last++
 	e.ID = strconv.FormatUint(l.last, 10)
+	frame, _ := e.AppendTo(nil) // validated above; the id is digits
+	ent := &Entry{ev: e, frame: frame}
 	if l.n == len(l.ring) {
 		l.dropOldest()
 	}
-	l.ring[(l.head+l.n)%len(l.ring)] = e
+	l.ring[(l.head+l.n)%len(l.ring)] = ent
 	l.n++
-	l.bytes += size(&e)
+	l.bytes += size(ent)
 	for l.bytes > l.maxBytes && l.n > 1 {
 		l.dropOldest()
 	}
-	return e
+	return ent, nil
 }
 
 func (l *Log) dropOldest() {
-	l.bytes -= size(&l.ring[l.head])
-	l.ring[l.head] = Event{}
+	l.bytes -= size(l.ring[l.head])
+	l.ring[l.head] = nil
 	l.head = (l.head + 1) % len(l.ring)
 	l.n--
 }
@@ -103,17 +117,17 @@ func (l *Log) Len() int {
 	return l.n
 }
 
-// Since returns the events after lastID, oldest first. An empty lastID
-// returns every event held. With [ErrEvicted] it still returns the events it
-// holds (the client then knows it has a gap); with [ErrUnknownID] it returns
-// none.
-func (l *Log) Since(lastID string) ([]Event, error) {
+// Since returns the entries after lastID, oldest first. An empty lastID
+// returns every entry held. With [ErrEvicted] it still returns the entries
+// it holds (the client then knows it has a gap); with [ErrUnknownID] it
+// returns none.
+func (l *Log) Since(lastID string) ([]*Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.sinceLocked(lastID)
 }
 
-func (l *Log) sinceLocked(lastID string) ([]Event, error) {
+func (l *Log) sinceLocked(lastID string) ([]*Entry, error) {
 	var after uint64
 	if lastID != "" {
 		n, err := strconv.ParseUint(lastID, 10, 64)
@@ -134,7 +148,7 @@ func (l *Log) sinceLocked(lastID string) ([]Event, error) {
 	if skip >= l.n {
 		return nil, err
 	}
-	out := make([]Event, 0, l.n-skip)
+	out := make([]*Entry, 0, l.n-skip)
 	for i := skip; i < l.n; i++ {
 		out = append(out, l.ring[(l.head+i)%len(l.ring)])
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func ids(evs []Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
+func ids(ents []*Entry) []string {
+	out := make([]string, len(ents))
+	for i, e := range ents {
+		out[i] = e.ID()
 	}
 	return out
 }
@@ -22,8 +22,9 @@ func TestLogBoundedByCount(t *testing.T) {
 	l := NewLog(&LogOptions{MaxEvents: 3})
 	assert.Equal(t, "", l.LastID())
 	for i := 1; i <= 5; i++ {
-		e := l.Append(Event{Data: []byte("x")})
-		assert.Equal(t, strconv.Itoa(i), e.ID, "ids are monotonic from 1")
+		e, err := l.Append(Event{Data: []byte("x")})
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Itoa(i), e.ID(), "ids are monotonic from 1")
 	}
 	assert.Equal(t, 3, l.Len())
 	assert.Equal(t, "5", l.LastID())
@@ -57,16 +58,20 @@ func TestLogBoundedByCount(t *testing.T) {
 
 func TestLogBoundedByBytes(t *testing.T) {
 	t.Parallel()
-	l := NewLog(&LogOptions{MaxEvents: 100, MaxBytes: 25})
+	// Each event: 10 bytes of data, a 1-byte id, and its 24-byte frame
+	// "id: N\ndata: 0123456789\n\n": 35 bytes.
+	l := NewLog(&LogOptions{MaxEvents: 100, MaxBytes: 75})
 	for i := 0; i < 5; i++ {
-		l.Append(Event{Data: []byte("0123456789")}) // 10 bytes + 1 byte id
+		_, err := l.Append(Event{Data: []byte("0123456789")})
+		require.NoError(t, err)
 	}
-	assert.Equal(t, 2, l.Len(), "two 11-byte events fit in 25 bytes")
-	big := l.Append(Event{Data: make([]byte, 100)})
+	assert.Equal(t, 2, l.Len(), "two 35-byte events fit in 75 bytes")
+	big, err := l.Append(Event{Data: make([]byte, 100)})
+	require.NoError(t, err)
 	assert.Equal(t, 1, l.Len(), "the newest event stays even alone over the budget")
 	got, err := l.Since("")
 	require.NoError(t, err)
-	assert.Equal(t, []string{big.ID}, ids(got))
+	assert.Equal(t, []string{big.ID()}, ids(got))
 }
 
 func TestLogConcurrentAppendKeepsIDsUnique(t *testing.T) {
@@ -78,7 +83,7 @@ func TestLogConcurrentAppendKeepsIDsUnique(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 500; i++ {
-				l.Append(Event{})
+				_, _ = l.Append(Event{})
 			}
 		}()
 	}
@@ -87,6 +92,19 @@ func TestLogConcurrentAppendKeepsIDsUnique(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 4000)
 	for i, e := range all {
-		assert.Equal(t, strconv.Itoa(i+1), e.ID)
+		assert.Equal(t, strconv.Itoa(i+1), e.ID())
+		assert.Equal(t, "id: "+e.ID()+"\ndata:\n\n", string(e.Frame()))
 	}
+}
+
+func TestLogRefusesAnUnframeableEvent(t *testing.T) {
+	t.Parallel()
+	l := NewLog(nil)
+	_, err := l.Append(Event{Event: "a\nb"})
+	assert.ErrorIs(t, err, ErrInvalidEvent)
+	assert.Equal(t, "", l.LastID(), "a refused event uses no id")
+	e, err := l.Append(Event{ID: "a\nforged", Event: "ok", Data: []byte("d")})
+	require.NoError(t, err, "the caller's id is replaced, so it cannot break the framing")
+	assert.Equal(t, "1", e.ID())
+	assert.Equal(t, "id: 1\nevent: ok\ndata: d\n\n", string(e.Frame()))
 }

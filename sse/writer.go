@@ -131,17 +131,20 @@ func (w *Writer) Comment(text string) error {
 	return w.writeLocked()
 }
 
-// WriteFrame writes bytes already framed (by [Event.AppendTo] or
-// [AppendComment]) and flushes them. The caller is responsible for the
-// framing.
+// WriteFrame writes bytes already framed (an [Entry.Frame], or what
+// [Event.AppendTo] or [AppendComment] wrote) and flushes them. The caller is
+// responsible for the framing; the bytes are written as they are, not
+// copied, and not kept.
 func (w *Writer) WriteFrame(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
-	w.buf = append(w.buf[:0], frame...)
-	return w.writeLocked()
+	if err := w.writeRawLocked(frame); err != nil {
+		return err
+	}
+	return w.flushLocked()
 }
 
 // Err returns the error that closed the stream, or nil.
@@ -166,12 +169,20 @@ func (w *Writer) Close() error {
 }
 
 func (w *Writer) writeLocked() error {
-	w.deadline()
-	if _, err := w.w.Write(w.buf); err != nil {
-		w.err = err
+	if err := w.writeRawLocked(w.buf); err != nil {
 		return err
 	}
 	return w.flushLocked()
+}
+
+// writeRawLocked writes p without flushing it.
+func (w *Writer) writeRawLocked(p []byte) error {
+	w.deadline()
+	if _, err := w.w.Write(p); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
 }
 
 func (w *Writer) flushLocked() error {
@@ -196,12 +207,22 @@ func (w *Writer) deadline() {
 	}
 }
 
-// KeepAlive copies events from the channel to the stream until ctx ends,
-// the channel closes, or a write fails, and writes a comment whenever the
-// stream has been idle for interval (none when interval is not positive).
-// It returns nil when the channel closes, ctx's error when ctx ends, and
-// the write error otherwise.
-func (w *Writer) KeepAlive(ctx context.Context, interval time.Duration, events <-chan Event) error {
+// maxBatch bounds how many entries [Writer.KeepAlive] writes between two
+// flushes, so a channel that never empties still reaches the client in
+// steady steps.
+const maxBatch = 64
+
+// KeepAlive copies entries from the channel (a [Hub] subscription's C) to
+// the stream until ctx ends, the channel closes, or a write fails, and
+// writes a comment whenever the stream has been idle for interval (none
+// when interval is not positive). It returns nil when the channel closes,
+// ctx's error when ctx ends, and the write error otherwise.
+//
+// It writes each entry's frame as it is, and flushes once per batch: the
+// entry it received and whatever else the channel already holds (up to
+// 64), so a burst goes out in a few writes while a lone entry goes out at
+// once. It never waits for a batch to fill.
+func (w *Writer) KeepAlive(ctx context.Context, interval time.Duration, entries <-chan *Entry) error {
 	var tick <-chan time.Time
 	if interval > 0 {
 		t := time.NewTicker(interval)
@@ -212,11 +233,12 @@ func (w *Writer) KeepAlive(ctx context.Context, interval time.Duration, events <
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case e, ok := <-events:
+		case e, ok := <-entries:
 			if !ok {
 				return nil
 			}
-			if err := w.Send(&e); err != nil {
+			closed, err := w.sendBatch(e, entries)
+			if err != nil || closed {
 				return err
 			}
 		case <-tick:
@@ -225,6 +247,34 @@ func (w *Writer) KeepAlive(ctx context.Context, interval time.Duration, events <
 			}
 		}
 	}
+}
+
+// sendBatch writes e and the entries waiting behind it in more, then
+// flushes. It reports whether it found more closed.
+func (w *Writer) sendBatch(e *Entry, more <-chan *Entry) (closed bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return false, w.err
+	}
+	for n := 1; ; n++ {
+		if err := w.writeRawLocked(e.frame); err != nil {
+			return false, err
+		}
+		if n == maxBatch {
+			break
+		}
+		var ok bool
+		select {
+		case e, ok = <-more:
+		default:
+			return false, w.flushLocked()
+		}
+		if !ok {
+			return true, w.flushLocked()
+		}
+	}
+	return false, w.flushLocked()
 }
 
 // LastEventID returns the request's Last-Event-ID header, or "" when it is

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -150,7 +151,8 @@ func TestNewWriterRefusesWritersThatCannotFlush(t *testing.T) {
 }
 
 func TestKeepAlive(t *testing.T) {
-	events := make(chan Event)
+	events := make(chan *Entry)
+	l := NewLog(nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw, err := NewWriter(w, nil)
 		if err != nil {
@@ -165,7 +167,8 @@ func TestKeepAlive(t *testing.T) {
 	rd := NewReader(res.Body)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		events <- Event{Data: []byte("after idle")}
+		e, _ := l.Append(Event{Data: []byte("after idle")})
+		events <- e
 		close(events)
 	}()
 	ev, err := rd.Next()
@@ -183,4 +186,50 @@ func TestLastEventID(t *testing.T) {
 	assert.Equal(t, "42", LastEventID(r))
 	r.Header["Last-Event-Id"] = []string{"4\x002"}
 	assert.Equal(t, "", LastEventID(r))
+}
+
+// TestKeepAliveBatchesWithoutHoldingBack fills the channel past a batch
+// before the writer starts, so it must write several batches, then sends
+// entries one at a time, each read before the next is sent: a writer that
+// waited for a batch to fill would deadlock there.
+func TestKeepAliveBatchesWithoutHoldingBack(t *testing.T) {
+	const queued = 3*maxBatch + 5
+	entries := make(chan *Entry, queued)
+	l := NewLog(&LogOptions{MaxEvents: queued + 10})
+	for i := 0; i < queued; i++ {
+		e, err := l.Append(Event{Data: []byte("queued")})
+		require.NoError(t, err)
+		entries <- e
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw, err := NewWriter(w, nil)
+		if err != nil {
+			return
+		}
+		_ = sw.KeepAlive(r.Context(), 0, entries)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	res, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	rd := NewReader(res.Body)
+	for i := 1; i <= queued; i++ {
+		ev, err := rd.Next()
+		require.NoError(t, err)
+		require.Equal(t, strconv.Itoa(i), ev.ID, "in order, each once")
+	}
+	for i := queued + 1; i <= queued+5; i++ {
+		e, err := l.Append(Event{Data: []byte("live")})
+		require.NoError(t, err)
+		entries <- e
+		ev, err := rd.Next()
+		require.NoError(t, err, "a lone entry is flushed at once")
+		require.Equal(t, strconv.Itoa(i), ev.ID)
+	}
+	close(entries)
+	_, err = rd.Next()
+	assert.ErrorIs(t, err, io.EOF)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/saguaro-go/saguaro/sse"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
+	"github.com/saguaro-go/saguaro/bench/internal/configs"
 	"github.com/saguaro-go/saguaro/bench/internal/fanout"
 	"github.com/saguaro-go/saguaro/bench/internal/hist"
 	"github.com/saguaro-go/saguaro/bench/internal/loop"
@@ -136,17 +137,23 @@ func dialFanSet(s *server, n int, timeout time.Duration) (*fanSet, error) {
 		}
 		return nil, firstErr
 	}
+	// Each client's read buffer: 16 KiB holds a whole burst; with many
+	// clients, 4 KiB keeps the load generator's memory in bounds.
+	bufSize := 16 << 10
+	if n > 2000 {
+		bufSize = 4 << 10
+	}
 	fs.wg.Add(n)
 	for _, c := range fs.clients {
-		go fs.read(c, timeout)
+		go fs.read(c, bufSize, timeout)
 	}
 	return fs, nil
 }
 
 // read is one client's goroutine: the response head, then every event.
-func (fs *fanSet) read(c *fanClient, timeout time.Duration) {
+func (fs *fanSet) read(c *fanClient, bufSize int, timeout time.Duration) {
 	defer fs.wg.Done()
-	err := fs.readStream(c, timeout)
+	err := fs.readStream(c, bufSize, timeout)
 	if fs.stop.Load() {
 		return
 	}
@@ -156,8 +163,8 @@ func (fs *fanSet) read(c *fanClient, timeout time.Duration) {
 	fs.died(c, err)
 }
 
-func (fs *fanSet) readStream(c *fanClient, timeout time.Duration) error {
-	br := bufio.NewReaderSize(c.nc, 16<<10)
+func (fs *fanSet) readStream(c *fanClient, bufSize int, timeout time.Duration) error {
+	br := bufio.NewReaderSize(c.nc, bufSize)
 	// The head may come only with the first event (go-sse), so no
 	// deadline here: the warm-up phase has its own.
 	resp, err := http.ReadResponse(br, nil)
@@ -278,17 +285,21 @@ func (fs *fanSet) publish(ctx context.Context, seq int64) error {
 	return nil
 }
 
-// warmUp publishes warm-up events (seq 0) every 20 ms until every client
-// has one: then every subscription is in place.
+// warmUp publishes warm-up events (seq 0) until every client has one: then
+// every subscription is in place. They are published every 20 ms per
+// thousand clients: a server that writes each event to every client in
+// turn before it takes a new subscription (go-sse) would spend most of
+// its time on warm-up events otherwise.
 func (fs *fanSet) warmUp(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	every := max(20*time.Millisecond, time.Duration(len(fs.clients))*20*time.Microsecond)
 	for i := 0; time.Now().Before(deadline) && i < 100_000; i++ {
 		if err := fs.publish(ctx, 0); err != nil {
 			return err
 		}
-		t := time.Now().Add(20 * time.Millisecond)
+		t := time.Now().Add(every)
 		for time.Now().Before(t) {
 			if int(fs.warmN.Load()) >= fs.live() {
 				return nil
@@ -311,10 +322,15 @@ func (fs *fanSet) live() int {
 	return n
 }
 
-// close ends every connection and waits for the readers.
+// close ends every connection and waits for the readers. The connections
+// are reset rather than closed, so that thousands of them leave no
+// TIME_WAIT sockets holding local ports for the next round.
 func (fs *fanSet) close() {
 	fs.stop.Store(true)
 	for _, c := range fs.clients {
+		if tc, ok := c.nc.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
 		c.nc.Close()
 	}
 	fs.wg.Wait()
@@ -380,7 +396,9 @@ func runFanSlice(fs *fanSet, spec fanSpec, timeout time.Duration) *fanSlice {
 	}
 	fs.mu.Unlock()
 
-	limit := timeout
+	// The timeout, plus the publishing time of a paced slice, plus the
+	// slice's deliveries at a pessimistic 10,000 per second.
+	limit := timeout + time.Duration(float64(res.Clients)*float64(spec.Events)/10_000*float64(time.Second))
 	if spec.Rate > 0 {
 		limit += time.Duration(float64(spec.Events) / spec.Rate * float64(time.Second))
 	}
@@ -512,134 +530,296 @@ func (a *fanAgg) medianRate() float64 { return loop.Median(a.SliceRate) }
 // the same round.
 func (a *fanAgg) ratioTo(base *fanAgg) float64 { return loop.RoundRatio(a.SliceRate, base.SliceRate) }
 
-// raiseFDLimit lifts this process's open-file limit to its hard limit and
-// reports whether need descriptors fit.
-func raiseFDLimit(need int) error {
+// raiseFDLimit lifts this process's open-file limit towards need: the soft
+// limit up to the hard one, then both (which only a privileged process
+// may do). It returns the soft limit it ends with. Servers started
+// afterwards inherit it.
+func raiseFDLimit(need int) (int, error) {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return err
+		return 0, err
 	}
 	if rl.Cur < rl.Max {
 		rl.Cur = rl.Max
 		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if uint64(need) > rl.Cur {
-		return fmt.Errorf("the open-file limit is %d, the fan-out workload needs about %d (raise ulimit -n, or lower -fanout-clients)", rl.Cur, need)
+		up := syscall.Rlimit{Cur: uint64(need), Max: max(rl.Max, uint64(need))}
+		if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &up) == nil {
+			rl = up
+		}
 	}
-	return nil
+	return int(min(rl.Cur, 1<<30)), nil
 }
 
-// runFanoutPhase starts every fan-out configuration, connects the clients
-// to each, then interleaves slices: in each round every configuration gets
-// a paced slice and a burst slice, in an order that rotates per round.
+// fanReserve is the descriptors kept aside for everything but the fan-out
+// clients: the servers' pipes and probes, the publish connections, logs.
+const fanReserve = 256
+
+// fanGroupSize says how many configurations can have their n clients
+// connected at once, within the open-file limit (raised as far as this
+// process may) and -fanout-max-conns.
+func fanGroupSize(o *options, configs, n int) (int, error) {
+	limit, err := raiseFDLimit(configs*n + fanReserve)
+	if err != nil {
+		return 0, err
+	}
+	room := limit - fanReserve
+	if o.fanMaxConns > 0 {
+		room = min(room, o.fanMaxConns)
+	}
+	k := min(configs, room/n)
+	if k < 1 {
+		return 0, fmt.Errorf("the open-file limit is %d and -fanout-max-conns %d; %d clients need about %d (raise ulimit -n, or lower -fanout-clients)",
+			limit, o.fanMaxConns, n, n+fanReserve)
+	}
+	return k, nil
+}
+
+// fanCount is the fan-out workload at one client count: paced slices
+// offer the same deliveries per second at every count (the first count's
+// rate, scaled), so the larger counts are not merely overloaded.
+type fanCount struct {
+	Clients     int
+	Rounds      int
+	PacedEvents int
+	Rate        float64
+	BurstEvents int
+}
+
+// fanCounts lists the client counts of the run with their settings.
+func fanCounts(o *options) []fanCount {
+	var out []fanCount
+	first := o.fanClients[0]
+	for i, n := range o.fanClients {
+		scale := float64(first) / float64(n)
+		out = append(out, fanCount{
+			Clients:     n,
+			Rounds:      o.fanRounds[min(i, len(o.fanRounds)-1)],
+			PacedEvents: max(5, int(float64(o.fanPacedEvents)*scale+0.5)),
+			Rate:        o.fanRate * scale,
+			BurstEvents: o.fanBurstEvents,
+		})
+	}
+	return out
+}
+
+// fanKey is the results key of a configuration's variant at a client
+// count.
+func fanKey(name, variant string, clients int) string {
+	return name + "@" + variant + "@" + strconv.Itoa(clients)
+}
+
+// fanMem is what a configuration's process holds for its connected,
+// subscribed, idle clients: two probe readings, each after forced
+// collections, before the clients connected and once every one of them
+// had its warm-up event.
+type fanMem struct {
+	Clients    int
+	Base, Held probe.Snapshot
+}
+
+func (m *fanMem) per(held, base uint64) float64 {
+	return (float64(held) - float64(base)) / float64(m.Clients)
+}
+
+// RSS, Heap (live heap after collection), Stacks and Goroutines are per
+// client.
+func (m *fanMem) RSS() float64        { return m.per(m.Held.RSS, m.Base.RSS) }
+func (m *fanMem) Heap() float64       { return m.per(m.Held.HeapLive, m.Base.HeapLive) }
+func (m *fanMem) Stacks() float64     { return m.per(m.Held.StackBytes, m.Base.StackBytes) }
+func (m *fanMem) Goroutines() float64 { return m.per(m.Held.Goroutines, m.Base.Goroutines) }
+
+// fanEntry is one fan-out server and, while connected, its clients.
+type fanEntry struct {
+	s        *server
+	fs       *fanSet
+	failed   bool
+	measured bool
+}
+
+// runFanoutPhase runs the fan-out workload at each client count in turn.
 func runFanoutPhase(o *options, run *runResult) {
 	run.Fanout = map[string]*fanAgg{}
-	var cfgs []int
-	for i, c := range run.Configs {
+	run.FanoutMem = map[string]*fanMem{}
+	var cfgs []configs.Config
+	for _, c := range run.Configs {
 		if c.IsSSE() && !isPending(c) {
-			cfgs = append(cfgs, i)
+			cfgs = append(cfgs, c)
 		}
 	}
 	if len(cfgs) == 0 {
 		return
 	}
-	if err := raiseFDLimit(len(cfgs)*o.fanClients + 256); err != nil {
+	for _, fc := range fanCounts(o) {
+		runFanoutCount(o, run, cfgs, fc)
+	}
+}
+
+// runFanoutCount starts every fan-out configuration, connects fc.Clients
+// clients to each, then interleaves slices: in each round every
+// configuration gets a paced slice and a burst slice, in an order that
+// rotates per round. When the open-file limit does not allow every
+// configuration's clients at once, the configurations take turns in
+// groups, each group connecting afresh for each round.
+func runFanoutCount(o *options, run *runResult, cfgs []configs.Config, fc fanCount) {
+	n := fc.Clients
+	per, err := fanGroupSize(o, len(cfgs), n)
+	if err != nil {
 		log.Printf("fanout: %v", err)
-		for _, i := range cfgs {
-			run.setStartError(run.Configs[i].Name, err)
+		for _, c := range cfgs {
+			a := &fanAgg{}
+			a.Fail.Add(fanErr("setup", "%v", err))
+			run.Fanout[fanKey(c.Name, fanPaced, n)] = a
 		}
 		return
 	}
-	type entry struct {
-		s  *server
-		fs *fanSet
-	}
-	var ents []entry
+	var ents []*fanEntry
 	defer func() {
 		for _, e := range ents {
 			if e.fs != nil {
 				e.fs.close()
 			}
-		}
-		for _, e := range ents {
 			e.s.Stop()
 		}
 	}()
-	for _, i := range cfgs {
-		c := run.Configs[i]
-		s, err := startServer(o, "fanout", c)
+	for _, c := range cfgs {
+		s, err := startServer(o, fmt.Sprintf("fanout-%d", n), c)
 		if err != nil {
 			log.Printf("%s: %v", c.Name, err)
 			run.setStartError(c.Name, err)
 			continue
 		}
 		run.noteReady(c.Name, s.Ready)
-		t0 := time.Now()
-		fs, err := dialFanSet(s, o.fanClients, o.timeout)
-		if err == nil {
-			err = fs.warmUp(30 * time.Second)
-		}
-		if err != nil {
-			log.Printf("fanout %s: %v", c.Name, err)
-			a := &fanAgg{}
-			if check.Kind(err) == "transport" {
-				err = fanErr("setup", "%v", err)
-			}
-			a.Fail.Add(err)
-			run.Fanout[c.Name+"@"+fanPaced] = a
-			if fs != nil {
-				fs.close()
-			}
-			s.Stop()
-			continue
-		}
-		log.Printf("fanout %-18s %d clients subscribed in %v", c.Name, len(fs.clients), time.Since(t0).Round(time.Millisecond))
-		ents = append(ents, entry{s: s, fs: fs})
+		ents = append(ents, &fanEntry{s: s})
 	}
 	if len(ents) == 0 {
 		return
 	}
+	var groups [][]*fanEntry
+	for i := 0; i < len(ents); i += per {
+		groups = append(groups, ents[i:min(i+per, len(ents))])
+	}
+	if len(groups) > 1 {
+		log.Printf("fanout %d clients: the open-file limit allows %d configurations connected at once; %d groups take turns, reconnecting each round", n, per, len(groups))
+	}
+	done, total := 0, fc.Rounds*2*len(ents)
+	for round := 0; round < fc.Rounds; round++ {
+		for gi := range groups {
+			g := groups[(gi+round)%len(groups)]
+			var live []*fanEntry
+			for _, e := range g {
+				if e.fs == nil && !e.failed {
+					connectFan(o, run, e, n)
+				}
+				if e.fs != nil {
+					live = append(live, e)
+				}
+			}
+			runFanRound(o, run, live, fc, round, &done, total)
+			if len(groups) > 1 {
+				for _, e := range live {
+					e.fs.close()
+					e.fs = nil
+				}
+			}
+		}
+	}
+	if o.fanProfile != "" && n == o.fanClients[0] {
+		for _, e := range ents {
+			if e.fs == nil && !e.failed {
+				connectFan(o, run, e, n)
+			}
+			if e.fs != nil {
+				profileFanout(o.fanProfile, o.fanProfileSecs, e.s, e.fs, fanSpec{Events: fc.BurstEvents}, o.timeout)
+				if len(groups) > 1 {
+					e.fs.close()
+					e.fs = nil
+				}
+			}
+		}
+	}
+}
+
+// connectFan connects n clients to the entry's server and waits until
+// each has had a warm-up event. The first time, it also measures what the
+// server holds per connected client.
+func connectFan(o *options, run *runResult, e *fanEntry, n int) {
+	name := e.s.cfg.Name
+	var base probe.Snapshot
+	var err error
+	if !e.measured {
+		base, err = e.s.Probe(true)
+	}
+	t0 := time.Now()
+	var fs *fanSet
+	if err == nil {
+		fs, err = dialFanSet(e.s, n, o.timeout)
+	}
+	if err == nil {
+		err = fs.warmUp(30*time.Second + time.Duration(n)*time.Millisecond)
+	}
+	if err == nil && !e.measured {
+		var held probe.Snapshot
+		if held, err = e.s.Probe(true); err == nil {
+			run.FanoutMem[name+"@"+strconv.Itoa(n)] = &fanMem{Clients: n, Base: base, Held: held}
+			e.measured = true
+		}
+	}
+	if err != nil {
+		log.Printf("fanout %s: %v", name, err)
+		a := &fanAgg{}
+		if check.Kind(err) == "transport" {
+			err = fanErr("setup", "%v", err)
+		}
+		a.Fail.Add(err)
+		run.Fanout[fanKey(name, fanPaced, n)] = a
+		if fs != nil {
+			fs.close()
+		}
+		e.failed = true
+		return
+	}
+	e.fs = fs
+	log.Printf("fanout %-18s %d clients subscribed in %v", name, len(fs.clients), time.Since(t0).Round(time.Millisecond))
+}
+
+// runFanRound gives every connected entry a paced slice, then a burst
+// slice, in an order that rotates with the round.
+func runFanRound(o *options, run *runResult, ents []*fanEntry, fc fanCount, round int, done *int, total int) {
 	variants := []struct {
 		name string
 		spec fanSpec
 	}{
-		{fanPaced, fanSpec{Events: o.fanPacedEvents, Rate: o.fanRate}},
-		{fanBurst, fanSpec{Events: o.fanBurstEvents}},
+		{fanPaced, fanSpec{Events: fc.PacedEvents, Rate: fc.Rate}},
+		{fanBurst, fanSpec{Events: fc.BurstEvents}},
 	}
-	n, total := 0, o.fanRounds*len(variants)*len(ents)
-	for round := 0; round < o.fanRounds; round++ {
-		for _, v := range variants {
-			for i := range ents {
-				e := ents[(i+round)%len(ents)]
-				n++
-				r := runFanSlice(e.fs, v.spec, o.timeout)
-				if f := e.fs.takeFailures(); f != nil {
-					r.Fail.Merge(f)
-				}
-				k := e.s.cfg.Name + "@" + v.name
-				a := run.Fanout[k]
-				if a == nil {
-					a = &fanAgg{}
-					run.Fanout[k] = a
-				}
-				a.add(r)
-				status := ""
-				if f := r.Fail.Total(); f > 0 {
-					status = fmt.Sprintf(" FAILED: %s", r.Fail.FirstMessage())
-				}
-				log.Printf("[%d/%d] fanout round %d %-5s %-18s %9.0f deliveries/s p50 %s p99 %s%s", n, total, round+1, v.name,
-					e.s.cfg.Name, float64(r.Deliveries)/r.Window.Seconds(), report.Dur(r.Hist.Quantile(0.5)), report.Dur(r.Hist.Quantile(0.99)), status)
-				// Let the server settle (the last writes, the GC) before
-				// the next configuration's slice.
-				time.Sleep(50 * time.Millisecond)
+	for _, v := range variants {
+		for i := range ents {
+			e := ents[(i+round)%len(ents)]
+			*done++
+			r := runFanSlice(e.fs, v.spec, o.timeout)
+			if f := e.fs.takeFailures(); f != nil {
+				r.Fail.Merge(f)
 			}
-		}
-	}
-	if o.fanProfile != "" {
-		for _, e := range ents {
-			profileFanout(o.fanProfile, o.fanProfileSecs, e.s, e.fs, fanSpec{Events: o.fanBurstEvents}, o.timeout)
+			k := fanKey(e.s.cfg.Name, v.name, fc.Clients)
+			a := run.Fanout[k]
+			if a == nil {
+				a = &fanAgg{}
+				run.Fanout[k] = a
+			}
+			a.add(r)
+			status := ""
+			if f := r.Fail.Total(); f > 0 {
+				status = fmt.Sprintf(" FAILED: %s", r.Fail.FirstMessage())
+			}
+			log.Printf("[%d/%d] fanout %d clients round %d %-5s %-18s %9.0f deliveries/s p50 %s p99 %s%s", *done, total, fc.Clients, round+1, v.name,
+				e.s.cfg.Name, float64(r.Deliveries)/r.Window.Seconds(), report.Dur(r.Hist.Quantile(0.5)), report.Dur(r.Hist.Quantile(0.99)), status)
+			// Let the server settle (the last writes, the GC) before
+			// the next configuration's slice.
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 }

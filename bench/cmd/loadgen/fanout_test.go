@@ -148,3 +148,51 @@ func TestFanoutSlices(t *testing.T) {
 		})
 	}
 }
+
+func TestFanCountsOfferTheSameDeliveriesPerSecond(t *testing.T) {
+	o := &options{fanClients: []int{1000, 10000}, fanRounds: []int{5}, fanRate: 50, fanPacedEvents: 50, fanBurstEvents: 50}
+	got := fanCounts(o)
+	if len(got) != 2 {
+		t.Fatalf("%d counts", len(got))
+	}
+	if got[0] != (fanCount{Clients: 1000, Rounds: 5, PacedEvents: 50, Rate: 50, BurstEvents: 50}) {
+		t.Fatalf("first count changed: %+v", got[0])
+	}
+	want := fanCount{Clients: 10000, Rounds: 5, PacedEvents: 5, Rate: 5, BurstEvents: 50}
+	if got[1] != want {
+		t.Fatalf("10,000 clients: got %+v, want %+v (the last rounds entry repeats)", got[1], want)
+	}
+	if r := got[1].Rate * float64(got[1].Clients); r != 50_000 {
+		t.Fatalf("offered %v deliveries/s at 10,000 clients", r)
+	}
+	o.fanClients = []int{100000}
+	if fc := fanCounts(o)[0]; fc.PacedEvents != 50 || fc.Rate != 50 {
+		t.Fatalf("a lone count is not scaled: %+v", fc)
+	}
+	o.fanClients, o.fanPacedEvents = []int{1000, 100000}, 50
+	if fc := fanCounts(o)[1]; fc.PacedEvents != 5 {
+		t.Fatalf("at least 5 paced events: %+v", fc)
+	}
+}
+
+func TestFanGroupSizeFollowsTheConnectionLimit(t *testing.T) {
+	o := &options{fanMaxConns: 2500}
+	if k, err := fanGroupSize(o, 5, 1000); err != nil || k != 2 {
+		t.Fatalf("2,500 connections, 1,000 each: got %d, %v; want 2 at once", k, err)
+	}
+	if k, err := fanGroupSize(o, 1, 1000); err != nil || k != 1 {
+		t.Fatalf("one configuration: got %d, %v", k, err)
+	}
+	if _, err := fanGroupSize(o, 5, 3000); err == nil {
+		t.Fatal("3,000 clients cannot fit in 2,500 connections")
+	}
+}
+
+func TestFanMemPerClient(t *testing.T) {
+	m := &fanMem{Clients: 100,
+		Base: probe.Snapshot{RSS: 10 << 20, HeapLive: 1 << 20, StackBytes: 1 << 16, Goroutines: 10},
+		Held: probe.Snapshot{RSS: 10<<20 + 2_000_000, HeapLive: 1<<20 + 1_500_000, StackBytes: 1<<16 + 600_000, Goroutines: 210}}
+	if m.RSS() != 20_000 || m.Heap() != 15_000 || m.Stacks() != 6_000 || m.Goroutines() != 2 {
+		t.Fatalf("per client: rss %v heap %v stacks %v goroutines %v", m.RSS(), m.Heap(), m.Stacks(), m.Goroutines())
+	}
+}

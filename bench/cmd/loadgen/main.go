@@ -56,8 +56,9 @@ type options struct {
 	pin             bool
 	progressConns   int
 	progressRounds  int
-	fanClients      int
-	fanRounds       int
+	fanClients      []int
+	fanRounds       []int
+	fanMaxConns     int
 	fanRate         float64
 	fanPacedEvents  int
 	fanBurstEvents  int
@@ -67,7 +68,7 @@ type options struct {
 
 func parseFlags() *options {
 	o := &options{}
-	var workloads, only, conns string
+	var workloads, only, conns, fanClients, fanRounds string
 	flag.StringVar(&o.binDir, "bin", ".bin", "folder of the built server binaries")
 	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS.md, or .bin/RESULTS-quick.md with -quick)")
 	flag.StringVar(&o.rawOut, "raw", "", "raw JSON results (default <bin>/results.json)")
@@ -75,10 +76,11 @@ func parseFlags() *options {
 	flag.StringVar(&workloads, "workloads", "throughput,progress,churn,idle,fanout", "workloads to run")
 	flag.IntVar(&o.progressConns, "progress-conns", 16, "connections for the progress workload")
 	flag.IntVar(&o.progressRounds, "progress-rounds", 0, "interleaved rounds of the progress workload (default 3; quick 1)")
-	flag.IntVar(&o.fanClients, "fanout-clients", 1000, "SSE clients connected to each fan-out configuration")
-	flag.IntVar(&o.fanRounds, "fanout-rounds", 0, "interleaved rounds of the fan-out workload (default 5; quick 2)")
-	flag.Float64Var(&o.fanRate, "fanout-rate", 50, "events per second published in a paced fan-out slice")
-	flag.IntVar(&o.fanPacedEvents, "fanout-paced-events", 0, "events per paced fan-out slice (default 50; quick 25)")
+	flag.StringVar(&fanClients, "fanout-clients", "1000,10000", "comma-separated SSE client counts; the fan-out workload runs at each in turn, with that many clients connected to each fan-out configuration")
+	flag.StringVar(&fanRounds, "fanout-rounds", "", "interleaved rounds of the fan-out workload at each client count, comma-separated, the last repeated (default 5,2; quick 2,1)")
+	flag.IntVar(&o.fanMaxConns, "fanout-max-conns", 0, "the most fan-out client connections held at once (default: what the open-file limit allows); configurations whose clients do not fit together take turns")
+	flag.Float64Var(&o.fanRate, "fanout-rate", 50, "events per second published in a paced fan-out slice at the first client count; other counts are offered the same deliveries per second (rate × first count ÷ count)")
+	flag.IntVar(&o.fanPacedEvents, "fanout-paced-events", 0, "events per paced fan-out slice at the first client count, scaled like the rate (default 50; quick 25)")
 	flag.IntVar(&o.fanBurstEvents, "fanout-burst-events", 50, "events per burst fan-out slice, published back to back; keep it under 64, the queue saguaro's Hub and the bare server give each client, or they rightly drop clients")
 	flag.StringVar(&o.fanProfile, "fanout-profile", "", "after the fan-out rounds, profile each fan-out server under bursts and write its CPU and allocation profiles into this folder (not reported)")
 	flag.IntVar(&o.fanProfileSecs, "fanout-profile-seconds", 8, "length of each fan-out CPU profile")
@@ -130,11 +132,18 @@ func parseFlags() *options {
 			o.progressRounds = 1
 		}
 	}
-	if o.fanRounds == 0 {
-		o.fanRounds = 5
+	if fanRounds == "" {
+		fanRounds = "5,2"
 		if o.quick {
-			o.fanRounds = 2
+			fanRounds = "2,1"
 		}
+	}
+	var err error
+	if o.fanClients, err = parseInts("fanout-clients", fanClients, 1, 100_000); err != nil {
+		log.Fatal(err)
+	}
+	if o.fanRounds, err = parseInts("fanout-rounds", fanRounds, 1, 1000); err != nil {
+		log.Fatal(err)
 	}
 	if o.fanPacedEvents == 0 {
 		o.fanPacedEvents = 50
@@ -142,8 +151,8 @@ func parseFlags() *options {
 			o.fanPacedEvents = 25
 		}
 	}
-	if o.fanClients < 1 || o.fanClients > 20000 || o.fanRate <= 0 || o.fanPacedEvents < 1 || o.fanBurstEvents < 1 || o.fanBurstEvents > 100_000 || o.fanPacedEvents > 100_000 {
-		log.Fatalf("bad fan-out flags: clients %d, rate %v, paced events %d, burst events %d", o.fanClients, o.fanRate, o.fanPacedEvents, o.fanBurstEvents)
+	if o.fanRate <= 0 || o.fanPacedEvents < 1 || o.fanBurstEvents < 1 || o.fanBurstEvents > 100_000 || o.fanPacedEvents > 100_000 {
+		log.Fatalf("bad fan-out flags: rate %v, paced events %d, burst events %d", o.fanRate, o.fanPacedEvents, o.fanBurstEvents)
 	}
 	if o.idleSessions == 0 {
 		o.idleSessions = 10000
@@ -166,7 +175,6 @@ func parseFlags() *options {
 	o.logDir = filepath.Join(o.binDir, "logs")
 	o.workloads = set(workloads)
 	o.only = set(only)
-	var err error
 	if o.conns, err = cli.ParseConns(conns); err != nil {
 		log.Fatal(err)
 	}
@@ -175,6 +183,20 @@ func parseFlags() *options {
 	}
 	o.effectiveFlags = cli.GivenFlags("command", "out", "raw", "bin")
 	return o
+}
+
+// parseInts parses a flag's comma-separated list of integers from lo to
+// hi.
+func parseInts(name, list string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("bad -%s %q: want integers from %d to %d", name, list, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func envInt(name string, def int) int {

@@ -27,8 +27,10 @@ type runResult struct {
 	// Progress is keyed name@own / name@shared.
 	Progress      map[string]*tpAgg `json:",omitempty"`
 	ProgressNotes map[string]string `json:",omitempty"`
-	// Fanout is keyed name@paced / name@burst.
-	Fanout    map[string]*fanAgg `json:",omitempty"`
+	// Fanout is keyed name@paced@clients / name@burst@clients (fanKey).
+	Fanout map[string]*fanAgg `json:",omitempty"`
+	// FanoutMem is keyed name@clients.
+	FanoutMem map[string]*fanMem `json:",omitempty"`
 	LoadgenGo string
 	LoadStart string
 	LoadEnd   string
@@ -68,9 +70,11 @@ func (r *runResult) failed(name string) (bool, string) {
 				a.Fail.Total(), uint64(a.Fail.Total())+a.OK, a.Fail.FirstMessage()))
 		}
 	}
-	for _, v := range []string{fanPaced, fanBurst} {
-		if a := r.Fanout[name+"@"+v]; a != nil && a.Fail.Total() > 0 {
-			reasons = append(reasons, fmt.Sprintf("fan-out (%s): %s", v, fanFailure(a)))
+	for _, fc := range fanCounts(r.Opts) {
+		for _, v := range []string{fanPaced, fanBurst} {
+			if a := r.Fanout[fanKey(name, v, fc.Clients)]; a != nil && a.Fail.Total() > 0 {
+				reasons = append(reasons, fmt.Sprintf("fan-out (%d clients, %s): %s", fc.Clients, v, fanFailure(a)))
+			}
 		}
 	}
 	if c := r.Churn[name]; c != nil && c.Fail.Total() > 0 {
@@ -149,8 +153,12 @@ func renderResults(r *runResult) string {
 	libs = append(libs, "saguaro "+machine.SaguaroCommit()+" (working tree)")
 	p("- Libraries: %s\n", strings.Join(libs, "; "))
 	if o.workloads["fanout"] {
-		p("- Fan-out: %d SSE clients per configuration, %d rounds, each a paced slice (%d events at %.0f events/s) and a burst slice (%d events back to back) per configuration\n",
-			o.fanClients, o.fanRounds, o.fanPacedEvents, o.fanRate, o.fanBurstEvents)
+		var counts []string
+		for _, fc := range fanCounts(o) {
+			counts = append(counts, fmt.Sprintf("%d SSE clients per configuration, %d rounds, each a paced slice (%d events at %.4g events/s) and a burst slice (%d events back to back)",
+				fc.Clients, fc.Rounds, fc.PacedEvents, fc.Rate, fc.BurstEvents))
+		}
+		p("- Fan-out: %s\n", strings.Join(counts, "; then "))
 	}
 	p("- Settings: %s rounds × %d concurrencies (%s connections) × one slice per configuration, each slice %v warm-up + %v measured; "+
 		"churn %v with %d connections and a %v session idle timeout; %d idle sessions; per-request timeout %v; protocol %s, JSON responses\n",

@@ -4,18 +4,20 @@
 // Mode "loop" (what users get, as example_app/events.go does it): GET
 // /events is a controller whose Handle subscribes the connection's mailbox
 // to an sse.Hub topic with SubscribeFunc (the mailbox's non-blocking Send
-// as the delivery function), defers the unsubscription, monitors the
-// subscription's end, and replies with controller.Loop; the loop frames
-// each sse.Event with AppendTo and pushes it (write + flush, with the
-// controller's write deadline).
+// of the *sse.Entry as the delivery function), defers the unsubscription,
+// monitors the subscription's end, and replies with controller.Loop; the
+// loop pushes each entry's frame, encoded once by the hub's log, and the
+// controller flushes once per batch of queued messages (with its write
+// deadline).
 //
 // Mode "writer": GET /events is a plain handler that subscribes with
-// Hub.Subscribe (a channel) and copies it to an sse.Writer with KeepAlive.
+// Hub.Subscribe (a channel of *sse.Entry) and copies it to an sse.Writer
+// with KeepAlive, which also flushes once per batch.
 //
 // Both: POST /publish is a plain handler calling Hub.Publish, which gives
-// the event its id in the topic's replay log. Defaults everywhere (mailbox
-// 64, overflow reject, hub queue 64, log 1024 events / 1 MiB, write timeout
-// 10 s); no keep-alive ticks.
+// the event its id in the topic's replay log and encodes it. Defaults
+// everywhere (mailbox 64, overflow reject, hub queue 64, log 1024 events /
+// 1 MiB, write timeout 10 s); no keep-alive ticks.
 package main
 
 import (
@@ -40,8 +42,8 @@ func loopEvents(hub *sse.Hub) http.Handler {
 			return controller.MethodNotAllowed(http.MethodGet)
 		}
 		mb := req.Mailbox()
-		sub, err := hub.SubscribeFunc(fanout.Topic, sse.LastEventID(req.Request), func(ev sse.Event) bool {
-			return mb.Send(ev) == nil
+		sub, err := hub.SubscribeFunc(fanout.Topic, sse.LastEventID(req.Request), func(e *sse.Entry) bool {
+			return mb.Send(e) == nil
 		})
 		if err != nil {
 			return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
@@ -56,10 +58,8 @@ func loopEvents(hub *sse.Hub) http.Handler {
 
 func handleEvent(info any, push controller.Push, state struct{}) (struct{}, controller.Action) {
 	switch m := info.(type) {
-	case sse.Event:
-		if frame, err := m.AppendTo(nil); err == nil {
-			_ = push(frame)
-		}
+	case *sse.Entry:
+		_ = push(m.Frame())
 	case hubGone:
 		return state, controller.Stop(nil)
 	}
@@ -96,14 +96,14 @@ func build(o serve.Options) (serve.Built, error) {
 	switch o.Mode {
 	case "loop":
 		events = loopEvents(hub)
-		notes = "sse.Hub.SubscribeFunc feeding a controller.Loop's mailbox (as example_app/events.go), Event.AppendTo + push per event"
+		notes = "sse.Hub.SubscribeFunc feeding a controller.Loop's mailbox (as example_app/events.go), push of each entry's frame, one flush per batch"
 	case "writer":
 		events = writerEvents(hub)
-		notes = "sse.Hub.Subscribe (channel) copied to an sse.Writer with KeepAlive in a plain net/http handler"
+		notes = "sse.Hub.Subscribe (channel) copied to an sse.Writer with KeepAlive in a plain net/http handler, one flush per batch"
 	default:
 		return serve.Built{}, fmt.Errorf("unknown mode %q", o.Mode)
 	}
-	publish := func(data []byte) { hub.Publish(fanout.Topic, sse.Event{Data: data}) }
+	publish := func(data []byte) { _, _ = hub.Publish(fanout.Topic, sse.Event{Data: data}) }
 	return serve.Built{
 		Routes: map[string]http.Handler{
 			serve.EventsPath:  events,
