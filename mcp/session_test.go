@@ -214,25 +214,32 @@ func TestSessionBatch2025_03_26(t *testing.T) {
 
 func TestSessionConcurrentPOSTs(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, &Options{Sessions: &SessionOptions{}})
+	f := newFixture(t)
+	ts := startServer(t, &Options{Handler: f.srv, Sessions: &SessionOptions{}})
 	sid := ts.open("2025-11-25", "{}")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var wg sync.WaitGroup
-	start := time.Now()
-	results := make([]rpcMsg, 3)
 	for i := range 3 {
+		r := ts.newReq(ctx, http.MethodPost, sid, strings.NewReader(toolCall(fmt.Sprint(i+1), "block", `{}`)))
 		wg.Go(func() {
-			// Each takes 200ms (no token: no progress is sent, so JSON).
-			resp := ts.post(sid, toolCall(fmt.Sprint(i+1), "progress", `{"n":2,"delayMs":100}`))
-			results[i] = readJSON(t, resp, 200)
+			if resp, err := ts.hc.Do(r); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
 		})
 	}
-	wg.Wait()
-	for i, m := range results {
-		assert.Equal(t, fmt.Sprint(i+1), string(m.ID))
-		assert.Equal(t, "done ", m.text(t))
+	// All three run at once: each blocks until its request ends, so one
+	// after the other the second would never start.
+	started := map[string]bool{}
+	for range 3 {
+		started[<-f.started] = true
 	}
-	// They ran at once: well under the 600ms of one after the other.
-	assert.Less(t, time.Since(start), 550*time.Millisecond)
+	assert.Len(t, started, 3)
+	// A fourth call on the same session is not held back by them either.
+	assert.Equal(t, "x", ts.call(sid, toolCall("4", "echo", `{"text":"x"}`)).text(t))
+	cancel()
+	wg.Wait()
 }
 
 // slowHandler is a low-level handler that keeps state (it is not a
