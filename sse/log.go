@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+
+	"github.com/saguaro-go/saguaro/internal/replay"
 )
 
 // ErrUnknownID reports a Last-Event-ID that this log never issued: not a
@@ -36,13 +38,9 @@ type LogOptions struct {
 // restart can look valid: give each Log's ids a distinct meaning (a stream
 // name in the URL or the event) where that matters.
 type Log struct {
-	mu       sync.Mutex
-	ring     []*Entry
-	head     int // index of the oldest event
-	n        int // events held
-	bytes    int
-	last     uint64 // id of the newest event ever appended
-	maxBytes int
+	mu   sync.Mutex
+	ring replay.Ring[*Entry]
+	last uint64 // id of the newest event ever appended
 }
 
 // NewLog returns an empty Log with the given bounds (nil for defaults).
@@ -57,7 +55,7 @@ func NewLog(opts *LogOptions) *Log {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 1 << 20
 	}
-	return &Log{ring: make([]*Entry, o.MaxEvents), maxBytes: o.MaxBytes}
+	return &Log{ring: replay.NewRing[*Entry](o.MaxEvents, o.MaxBytes)}
 }
 
 func size(e *Entry) int {
@@ -80,23 +78,11 @@ func (l *Log) Append(e Event) (*Entry, error) {
 	e.ID = strconv.FormatUint(l.last, 10)
 	frame, _ := e.AppendTo(nil) // validated above; the id is digits
 	ent := &Entry{ev: e, frame: frame}
-	if l.n == len(l.ring) {
-		l.dropOldest()
-	}
-	l.ring[(l.head+l.n)%len(l.ring)] = ent
-	l.n++
-	l.bytes += size(ent)
-	for l.bytes > l.maxBytes && l.n > 1 {
-		l.dropOldest()
+	l.ring.Push(int64(l.last), ent, size(ent))
+	for l.ring.Over() {
+		l.ring.DropOldest()
 	}
 	return ent, nil
-}
-
-func (l *Log) dropOldest() {
-	l.bytes -= size(l.ring[l.head])
-	l.ring[l.head] = nil
-	l.head = (l.head + 1) % len(l.ring)
-	l.n--
 }
 
 // LastID returns the id of the newest event, or "" when nothing was
@@ -114,7 +100,7 @@ func (l *Log) LastID() string {
 func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.n
+	return l.ring.Len()
 }
 
 // Since returns the entries after lastID, oldest first. An empty lastID
@@ -136,21 +122,21 @@ func (l *Log) sinceLocked(lastID string) ([]*Entry, error) {
 		}
 		after = n
 	}
-	oldest := l.last - uint64(l.n) + 1 // id of ring[head] when n > 0
+	oldest := l.last + 1 // the id the next event gets, when none is held
+	if seq, ok := l.ring.Oldest(); ok {
+		oldest = uint64(seq)
+	}
 	var err error
 	if lastID != "" && after+1 < oldest {
 		err = ErrEvicted
 	}
-	skip := 0
-	if after >= oldest {
-		skip = int(after - oldest + 1)
-	}
-	if skip >= l.n {
-		return nil, err
-	}
-	out := make([]*Entry, 0, l.n-skip)
-	for i := skip; i < l.n; i++ {
-		out = append(out, l.ring[(l.head+i)%len(l.ring)])
-	}
+	var out []*Entry
+	l.ring.After(int64(after), func(_ int64, e *Entry) bool {
+		if out == nil {
+			out = make([]*Entry, 0, l.ring.Len())
+		}
+		out = append(out, e)
+		return true
+	})
 	return out, err
 }

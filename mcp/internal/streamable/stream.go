@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saguaro-go/saguaro/internal/replay"
+
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 	"github.com/saguaro-go/saguaro/sse"
@@ -33,11 +35,10 @@ type stream struct {
 	s  *session
 	id int64
 
-	log       []streamEvent
-	logBytes  int
-	next      int64 // seq of the next event; the first is 1
-	delivered int64 // highest seq pushed to a connection
-	taken     int64 // highest seq the attached connection has taken
+	log       replay.Ring[[]byte] // the events' frames, by seq
+	next      int64               // seq of the next event; the first is 1
+	delivered int64               // highest seq pushed to a connection
+	taken     int64               // highest seq the attached connection has taken
 
 	mb         *controller.Mailbox // the attached connection, or nil
 	woken      bool                // a wake is pending in mb
@@ -53,11 +54,6 @@ type stream struct {
 	// which call was lost. Set when the stream starts.
 	idTag  string
 	callID wire.ID
-}
-
-type streamEvent struct {
-	seq   int64
-	frame []byte
 }
 
 // Messages a stream connection's loop handles.
@@ -93,7 +89,7 @@ func (s *session) streamLocked(id int64) *stream {
 	}
 	st := s.streams[id]
 	if st == nil {
-		st = &stream{s: s, id: id, next: 1}
+		st = &stream{s: s, id: id, next: 1, log: replay.NewRing[[]byte](s.tab.opts.StreamEvents, maxStreamLogBytes)}
 		s.streams[id] = st
 	}
 	return st
@@ -191,8 +187,7 @@ func (st *stream) emitLocked(data []byte) {
 func (st *stream) appendLocked(seq int64, data []byte) {
 	st.next = seq + 1
 	frame := st.eventFrame(seq, data)
-	st.log = append(st.log, streamEvent{seq: seq, frame: frame})
-	st.logBytes += len(frame)
+	st.log.Push(seq, frame, len(frame))
 	st.trimLocked()
 	st.wakeLocked()
 }
@@ -203,22 +198,18 @@ func (st *stream) appendLocked(seq int64, data []byte) {
 // request can go past the bound, once each); the GET stream, fed by
 // producers that must not wait, always drops.
 func (st *stream) trimLocked() {
-	max := st.s.tab.opts.StreamEvents
-	for len(st.log) > 1 && (len(st.log) > max || st.logBytes > maxStreamLogBytes) {
-		if st.id != 0 && st.mb != nil && st.log[0].seq > st.taken {
+	for st.log.Over() {
+		if oldest, _ := st.log.Oldest(); st.id != 0 && st.mb != nil && oldest > st.taken {
 			return
 		}
-		st.logBytes -= len(st.log[0].frame)
-		st.log[0] = streamEvent{}
-		st.log = st.log[1:]
+		st.log.DropOldest()
 	}
 }
 
 // fullLocked reports whether a POST stream's log is full of events its
 // attached connection has not taken.
 func (st *stream) fullLocked() bool {
-	return st.id != 0 && st.mb != nil && st.next-1 > st.taken &&
-		(len(st.log) >= st.s.tab.opts.StreamEvents || st.logBytes >= maxStreamLogBytes)
+	return st.id != 0 && st.mb != nil && st.next-1 > st.taken && st.log.Full()
 }
 
 // wakeLocked tells the attached connection, if any, to look at the
@@ -245,12 +236,11 @@ func (st *stream) take(c *connState) (chunk []byte, last int64, done bool, close
 	}
 	st.woken = false
 	chunk, c.prime = c.prime, nil
-	for _, ev := range st.log {
-		if ev.seq > c.cursor {
-			chunk = append(chunk, ev.frame...)
-			last = ev.seq
-		}
-	}
+	st.log.After(c.cursor, func(seq int64, frame []byte) bool {
+		chunk = append(chunk, frame...)
+		last = seq
+		return true
+	})
 	if last > 0 {
 		c.cursor = last
 		st.taken = last
