@@ -13,7 +13,8 @@ import (
 	"github.com/saguaro-go/saguaro/bench/internal/report"
 )
 
-// relayTarget is issue 9's target for the relay's cost at p50 on loopback.
+// relayTarget is the cluster's target for a relay's added cost at p50 on
+// loopback.
 const relayTarget = time.Millisecond
 
 func renderResults(r *runResult) string {
