@@ -173,14 +173,47 @@ func (b *buffered) serve(c *conn) {
 		h[k] = v
 	}
 	if b.contentType != "" {
-		h["Content-Type"] = []string{b.contentType}
+		h["Content-Type"] = headerValue(b.contentType)
 	}
-	h.Set("Content-Length", strconv.Itoa(len(b.body)))
+	// net/http writes the Content-Length of a body this small itself,
+	// without allocating; a bigger one is declared here, so that it is
+	// not sent chunked.
+	if len(b.body) > smallBody || b.status == http.StatusNoContent || b.status == http.StatusNotModified {
+		h.Set("Content-Length", strconv.Itoa(len(b.body)))
+	} else if len(b.body) == 0 {
+		h["Content-Length"] = zeroLength
+	}
 	c.w.WriteHeader(b.status)
 	c.wrote = true
 	if len(b.body) > 0 {
 		_, _ = c.w.Write(b.body)
 	}
+}
+
+// smallBody is net/http's bufferBeforeChunkingSize: a response body of
+// at most this many bytes, written at once by a handler that then
+// returns, gets its Content-Length from net/http.
+const smallBody = 2048
+
+// Header values shared by every reply that uses them, so that setting one
+// does not allocate. Their capacity is their length: Header.Add copies
+// instead of writing into them.
+var (
+	jsonType   = []string{"application/json"}
+	streamType = []string{"text/event-stream"}
+	zeroLength = []string{"0"}
+)
+
+// headerValue is the one-value header slice for v, shared for the common
+// content types.
+func headerValue(v string) []string {
+	switch v {
+	case "application/json":
+		return jsonType[:1:1]
+	case "text/event-stream":
+		return streamType[:1:1]
+	}
+	return []string{v}
 }
 
 type jsonReply struct {

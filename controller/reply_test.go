@@ -178,15 +178,20 @@ func TestStreamSendsChunksAsTheyAreSent(t *testing.T) {
 
 func TestBufferedTypeSetsOnlyContentType(t *testing.T) {
 	t.Parallel()
-	h := New(Func(func(req *Request) Reply {
-		return BufferedType(http.StatusAccepted, "application/json", []byte(`{"ok":true}`))
-	}), nil)
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
-	if w.Code != http.StatusAccepted || w.Body.String() != `{"ok":true}` {
-		t.Fatalf("%d %q", w.Code, w.Body.String())
-	}
-	if got := w.Header(); got.Get("Content-Type") != "application/json" || got.Get("Content-Length") != "11" || len(got) != 2 {
-		t.Fatalf("header %v", got)
+	for _, body := range []string{`{"ok":true}`, strings.Repeat("x", 5000)} {
+		srv := httptest.NewServer(New(Func(func(req *Request) Reply {
+			return BufferedType(http.StatusAccepted, "application/json", []byte(body))
+		}), nil))
+		res, err := srv.Client().Get(srv.URL)
+		require.NoError(t, err)
+		got, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		srv.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusAccepted, res.StatusCode)
+		assert.Equal(t, body, string(got))
+		assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
+		assert.Equal(t, int64(len(body)), res.ContentLength, "a Content-Length, never chunked")
+		assert.Empty(t, res.TransferEncoding)
 	}
 }
