@@ -64,6 +64,7 @@ type options struct {
 	fanBurstEvents  int
 	fanProfile      string
 	fanProfileSecs  int
+	payload         payloadOptions
 }
 
 func parseFlags() *options {
@@ -73,7 +74,7 @@ func parseFlags() *options {
 	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS.md, or .bin/RESULTS-quick.md with -quick)")
 	flag.StringVar(&o.rawOut, "raw", "", "raw JSON results (default <bin>/results.json)")
 	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "short run (about a minute) for development; also QUICK=1")
-	flag.StringVar(&workloads, "workloads", "throughput,progress,churn,idle,fanout", "workloads to run")
+	flag.StringVar(&workloads, "workloads", "throughput,payload,progress,churn,idle,fanout", "workloads to run")
 	flag.IntVar(&o.progressConns, "progress-conns", 16, "connections for the progress workload")
 	flag.IntVar(&o.progressRounds, "progress-rounds", 0, "interleaved rounds of the progress workload (default 3; quick 1)")
 	flag.StringVar(&fanClients, "fanout-clients", "1000,10000", "comma-separated SSE client counts; the fan-out workload runs at each in turn, with that many clients connected to each fan-out configuration")
@@ -103,7 +104,9 @@ func parseFlags() *options {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.BoolVar(&o.pin, "pin", os.Getenv("PIN") == "1", "run every server on CPU 0 (taskset, GOMAXPROCS=1); run the load generator itself on CPU 1 (the Makefile does with PIN=1)")
 	flag.BoolVar(&o.printBuildsOnly, "print-builds", false, "print 'name package mode' per configuration to build, then exit")
+	payloadDefaults := payloadFlags(o)
 	flag.Parse()
+	payloadDefaults()
 
 	def := func(d *time.Duration, full, quick time.Duration) {
 		if *d == 0 {
@@ -257,6 +260,9 @@ func main() {
 	run.LoadStart = machine.LoadAvg()
 	if o.workloads["throughput"] {
 		runThroughput(o, run)
+	}
+	if o.workloads["payload"] {
+		runPayloadPhase(o, run)
 	}
 	if o.workloads["progress"] {
 		runProgressPhase(o, run)

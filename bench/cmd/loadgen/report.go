@@ -31,6 +31,10 @@ type runResult struct {
 	Fanout map[string]*fanAgg `json:",omitempty"`
 	// FanoutMem is keyed name@clients.
 	FanoutMem map[string]*fanMem `json:",omitempty"`
+
+	// Payload is keyed name@kind@KiB@conns (payloadKey).
+	Payload map[string]*payloadAgg `json:",omitempty"`
+
 	LoadgenGo string
 	LoadStart string
 	LoadEnd   string
@@ -64,6 +68,7 @@ func (r *runResult) failed(name string) (bool, string) {
 				a.Fail.Total(), uint64(a.Fail.Total())+a.OK, a.Fail.FirstMessage()))
 		}
 	}
+	reasons = append(reasons, payloadFailures(r, name)...)
 	for _, v := range []string{progressOwn, progressShared} {
 		if a := r.Progress[name+"@"+v]; a != nil && a.Fail.Total() > 0 {
 			reasons = append(reasons, fmt.Sprintf("progress (%s): %d of %d calls wrong, first: %s", variantLabel(v),
@@ -160,6 +165,9 @@ func renderResults(r *runResult) string {
 		}
 		p("- Fan-out: %s\n", strings.Join(counts, "; then "))
 	}
+	if o.workloads["payload"] {
+		p("- Payload: %s\n", payloadSettings(o))
+	}
 	p("- Settings: %s rounds × %d concurrencies (%s connections) × one slice per configuration, each slice %v warm-up + %v measured; "+
 		"churn %v with %d connections and a %v session idle timeout; %d idle sessions; per-request timeout %v; protocol %s, JSON responses\n",
 		fmt.Sprint(o.rounds), len(o.conns), report.JoinInts(o.conns), o.warmup, o.slice, o.churnDur, o.churnConns, o.churnTTL,
@@ -249,6 +257,10 @@ func renderResults(r *runResult) string {
 			}
 			p("\n")
 		}
+	}
+
+	if len(r.Payload) > 0 {
+		renderPayload(r, p)
 	}
 
 	// Progress.
@@ -378,7 +390,7 @@ func renderResults(r *runResult) string {
 			missing = append(missing, fmt.Sprintf("`%s`: %s.", c.Name, c.Pending))
 		}
 	}
-	for _, w := range []string{"throughput", "progress", "churn", "idle", "fanout"} {
+	for _, w := range []string{"throughput", "payload", "progress", "churn", "idle", "fanout"} {
 		if !o.workloads[w] {
 			missing = append(missing, fmt.Sprintf("The %s workload, left out of this run by `-workloads`.", w))
 		}
@@ -479,6 +491,9 @@ func summary(r *runResult) []string {
 			cpu := a.perReq(float64(a.CPUNS))
 			parts = append(parts, fmt.Sprintf("tools/call at %d connections: %s bare's rate, %s bare's server CPU per call (%.0f µs), %s allocated per call",
 				conns, report.FmtRatio(a.ratioTo(base)), report.Ratio(cpu, base.perReq(float64(base.CPUNS))), cpu/1000, report.Bytes(a.perReq(float64(a.Bytes)))))
+		}
+		if line := payloadSummary(r, c.Name); line != "" {
+			parts = append(parts, line)
 		}
 		if line := fanSummary(r, c.Name); line != "" {
 			parts = append(parts, line)

@@ -32,6 +32,14 @@ type sliceSpec struct {
 	// configurations only), so two calls of one session are in flight at
 	// once: each call's notifications must still reach its own stream.
 	Share bool
+	// Call, when set, makes each worker's call function instead of echo
+	// or progress: on the worker's connection c, with request ids base +
+	// seq (the payload workload).
+	Call func(c *mcpconn.Conn, base int64) func(seq int64, text []byte) error
+	// Drain reads the probe with no call in flight (loop.Spec.Drain), so
+	// that the figures per call are exact for calls long next to the
+	// slice.
+	Drain bool
 }
 
 // runSlice drives one server with spec.Conns connections (loop.Run):
@@ -95,6 +103,9 @@ func runSlice(s *server, spec sliceSpec, warmup, measure, timeout time.Duration)
 			}
 			return c.Call(base+seq, string(text))
 		}}
+		if spec.Call != nil {
+			wk.Call = spec.Call(c, base)
+		}
 		switch {
 		case borrower:
 			wk.Close = func() { c.SetSession(""); close(pairDone[w/2]); c.Close() }
@@ -114,7 +125,7 @@ func runSlice(s *server, spec sliceSpec, warmup, measure, timeout time.Duration)
 		return wk, nil
 	}
 	var self0 int64
-	res.Result = loop.Run(loop.Spec{Conns: conns, Warmup: warmup, Measure: measure, Setup: setup,
+	res.Result = loop.Run(loop.Spec{Conns: conns, Warmup: warmup, Measure: measure, Setup: setup, Drain: spec.Drain,
 		Before: func(r *loop.Result) {
 			var err error
 			if res.Before, err = s.Probe(false); err != nil {

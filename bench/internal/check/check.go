@@ -15,7 +15,7 @@ import (
 
 // Error is a failed check. Kind groups failures for the report.
 type Error struct {
-	Kind   string // "status", "media-type", "json", "jsonrpc-error", "id", "result", "echo", "session", "progress", "crosstalk"
+	Kind   string // "status", "media-type", "json", "jsonrpc-error", "id", "result", "echo", "session", "progress", "crosstalk", "text"
 	Detail string
 }
 

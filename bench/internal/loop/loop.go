@@ -41,9 +41,19 @@ type Spec struct {
 	// counted as a "setup: …" failure and the worker does not call.
 	Setup func(w int) (Worker, error)
 	// Before runs after the warm-up, right before the measured window;
-	// After right after it, while the workers still call. Either may be
-	// nil and may add failures to the result.
+	// After right after it, while the workers still call (with Drain,
+	// once they have all stopped). Either may be nil and may add
+	// failures to the result.
 	Before, After func(*Result)
+	// Drain makes the window's edges exact, for calls that are long next
+	// to it: at the end of the warm-up every worker finishes its call and
+	// waits, Before runs with no call in flight, the workers start again
+	// together, and at the end of Measure every worker finishes its call
+	// and stops before After runs (and before Close). OK is then exactly
+	// the calls made between Before and After, so a server's figures read
+	// in those hooks, divided by OK, are per call without the calls cut
+	// in two at the edges; Window runs until the last call ends.
+	Drain bool
 }
 
 // Result is what one slice measured.
@@ -56,22 +66,29 @@ type Result struct {
 
 // Run runs one slice: every worker is set up, then all start calling at
 // once (sequence numbers from 2, with mcpconn.EchoText's text); after
-// s.Warmup the calls are recorded for s.Measure, then the workers stop.
-// A failed check is counted and the worker goes on (the answer was read in
-// full); a transport error ends the worker, and is counted unless the
-// slice was stopping.
+// s.Warmup the calls are recorded for s.Measure, then the workers stop
+// (see Spec.Drain for the other way). A failed check is counted and the
+// worker goes on (the answer was read in full); a transport error ends
+// the worker, and is counted unless the slice was stopping.
 func Run(s Spec) *Result {
 	res := &Result{}
 	var (
 		recording atomic.Bool
+		warmEnd   atomic.Bool // Drain: the warm-up is over
 		stop      atomic.Bool
 		ready     sync.WaitGroup
+		paused    sync.WaitGroup // Drain: every worker is out of the warm-up
+		quiet     sync.WaitGroup // Drain: every worker has made its last call
 		done      sync.WaitGroup
 		hmu       sync.Mutex
 		okCount   atomic.Uint64
 	)
 	start := make(chan struct{})
+	resume := make(chan struct{})
+	afterDone := make(chan struct{})
 	ready.Add(s.Conns)
+	paused.Add(s.Conns)
+	quiet.Add(s.Conns)
 	done.Add(s.Conns)
 	for w := 0; w < s.Conns; w++ {
 		go func(w int) {
@@ -89,48 +106,93 @@ func Run(s Spec) *Result {
 			if wk.Close != nil {
 				defer wk.Close()
 			}
+			// Deferred after Close, so they run before it, whatever ends
+			// the worker; with Drain, Close waits for After.
+			var isPaused, isQuiet bool
+			signal := func(flag *bool, wg *sync.WaitGroup) {
+				if !*flag {
+					*flag = true
+					wg.Done()
+				}
+			}
+			defer func() {
+				signal(&isQuiet, &quiet)
+				if s.Drain {
+					<-afterDone
+				}
+			}()
+			defer signal(&isPaused, &paused)
 			if err != nil {
 				res.Fail.Add(fmt.Errorf("setup: %w", err))
 				return
 			}
 			<-start
 			var text []byte
-			for seq := int64(2); seq < MaxCallsPerSlice && !stop.Load(); seq++ {
-				text = mcpconn.EchoText(text, w, seq)
-				t0 := time.Now()
-				err := wk.Call(seq, text)
-				lat := time.Since(t0)
-				if err != nil {
-					if check.Kind(err) == "transport" {
-						if !stop.Load() {
-							res.Fail.Add(err)
+			seq := int64(2)
+			// calls until end is set; false when a transport error ended
+			// the worker.
+			calls := func(end *atomic.Bool, record func() bool) bool {
+				for ; seq < MaxCallsPerSlice && !end.Load(); seq++ {
+					text = mcpconn.EchoText(text, w, seq)
+					t0 := time.Now()
+					err := wk.Call(seq, text)
+					lat := time.Since(t0)
+					if err != nil {
+						if check.Kind(err) == "transport" {
+							// Without Drain a slice that is stopping
+							// forgives it; with Drain every call of the
+							// window must end well.
+							if s.Drain || !stop.Load() {
+								res.Fail.Add(err)
+							}
+							return false // the connection's state is unknown
 						}
-						return // the connection's state is unknown
+						res.Fail.Add(err)
+						continue
 					}
-					res.Fail.Add(err)
-					continue
+					if record() {
+						h.Record(lat)
+						ok++
+					}
 				}
-				if recording.Load() {
-					h.Record(lat)
-					ok++
-				}
+				return true
 			}
+			if !s.Drain {
+				calls(&stop, recording.Load)
+				return
+			}
+			if !calls(&warmEnd, func() bool { return false }) {
+				return
+			}
+			signal(&isPaused, &paused)
+			<-resume
+			calls(&stop, func() bool { return true })
 		}(w)
 	}
 	ready.Wait()
 	close(start)
 	time.Sleep(s.Warmup)
+	if s.Drain {
+		warmEnd.Store(true)
+		paused.Wait()
+	}
 	if s.Before != nil {
 		s.Before(res)
 	}
 	t0 := time.Now()
 	recording.Store(true)
+	close(resume)
 	time.Sleep(s.Measure)
+	if s.Drain {
+		stop.Store(true)
+		quiet.Wait()
+	}
 	recording.Store(false)
 	res.Window = time.Since(t0)
 	if s.After != nil {
 		s.After(res)
 	}
+	close(afterDone)
 	stop.Store(true)
 	done.Wait()
 	res.OK = okCount.Load()

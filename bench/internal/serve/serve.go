@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +63,12 @@ type Options struct {
 	// pick the response mode per call ignore it; go-sdk turns
 	// JSONResponse off.
 	Progress bool
+	// PayloadDocs are the sizes, in KiB, of the documents to serve as
+	// resources for the payload workload: payload.Document(kib<<10) at
+	// payload.DocURI(kib), media type payload.MIMEType (-payload-docs;
+	// none unless given, so the other workloads' servers stay as they
+	// were).
+	PayloadDocs []int
 }
 
 // Built is what a build function returns.
@@ -121,10 +128,16 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	flag.StringVar(&mode, "mode", mode, "server variant")
 	idle := flag.Duration("idle-timeout", 10*time.Minute, "session idle timeout / reaper TTL")
 	progress := flag.Bool("progress", false, "set up for the progress workload (see Options.Progress)")
+	docs := flag.String("payload-docs", "", "comma-separated sizes in KiB of the documents to serve for the payload workload (see Options.PayloadDocs)")
 	maxLife := flag.Duration("max-lifetime", 30*time.Minute, "exit after this long whatever happens")
 	flag.Parse()
 
-	b, err := build(Options{Mode: mode, IdleTimeout: *idle, Progress: *progress})
+	opts := Options{Mode: mode, IdleTimeout: *idle, Progress: *progress}
+	var err error
+	if opts.PayloadDocs, err = ParseKiB(*docs); err != nil {
+		log.Fatalf("-payload-docs: %v", err)
+	}
+	b, err := build(opts)
 	if err != nil {
 		log.Fatalf("build %s: %v", mode, err)
 	}
@@ -175,6 +188,23 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	if b.Close != nil {
 		b.Close()
 	}
+}
+
+// ParseKiB parses a comma-separated list of sizes in KiB (positive, at
+// most 64 MiB); "" is none.
+func ParseKiB(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 64<<10 {
+			return nil, fmt.Errorf("bad size %q: want KiB from 1 to 65536", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // PrintReady prints the ready line on stdout: ReadyPrefix and r as JSON.

@@ -22,3 +22,18 @@ func TestParseReady(t *testing.T) {
 		}
 	}
 }
+
+func TestParseKiB(t *testing.T) {
+	got, err := ParseKiB(" 1, 16,256 ")
+	if err != nil || len(got) != 3 || got[0] != 1 || got[1] != 16 || got[2] != 256 {
+		t.Fatalf("ParseKiB = %v, %v", got, err)
+	}
+	if got, err := ParseKiB(""); err != nil || got != nil {
+		t.Fatalf("ParseKiB(\"\") = %v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "-1", "x", "1.5", "65537"} {
+		if _, err := ParseKiB(bad); err == nil {
+			t.Errorf("ParseKiB(%q) accepted it", bad)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 // Command bare is the physical ceiling of the comparison: a plain net/http
 // handler that decodes the same JSON-RPC tools/call request with
-// encoding/json, checks it, and writes the echo result from a canned
-// template. No MCP library, no sessions, no schema.
+// encoding/json, checks it, and writes the echo result: the text it
+// received, encoded by encoding/json, in a templated envelope. With
+// -payload-docs it also answers resources/read of the payload workload's
+// documents (docs.go). No MCP library, no sessions, no schema.
 package main
 
 import (
@@ -20,6 +22,7 @@ type request struct {
 	Method  string          `json:"method"`
 	Params  struct {
 		Name      string `json:"name"`
+		URI       string `json:"uri"`
 		Arguments struct {
 			Text *string `json:"text"`
 		} `json:"arguments"`
@@ -45,6 +48,10 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.JSONRPC != "2.0" || len(req.ID) == 0 {
 		writeErr(w, req.ID, -32600, "invalid request")
+		return
+	}
+	if req.Method == "resources/read" {
+		readResource(w, req.ID, req.Params.URI)
 		return
 	}
 	if req.Method != "tools/call" {
@@ -85,10 +92,11 @@ func writeErr(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
 }
 
 func main() {
-	serve.Main("bare", mode, func(serve.Options) (serve.Built, error) {
+	serve.Main("bare", mode, func(o serve.Options) (serve.Built, error) {
+		addDocs(o.PayloadDocs)
 		return serve.Built{
 			Handler: http.HandlerFunc(handle),
-			Notes:   "net/http + encoding/json decode of the request, templated response; no sessions",
+			Notes:   "net/http + encoding/json: the request decoded, the echoed text encoded per request in a templated envelope; no sessions",
 		}, nil
 	})
 }

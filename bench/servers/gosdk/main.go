@@ -51,6 +51,7 @@ func build(o serve.Options) (serve.Built, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench-gosdk", Version: "1.0.0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the text back"}, echo)
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "report progress, then echo the text back"}, progress)
+	addDocs(s, o.PayloadDocs)
 
 	// JSONResponse routes a call's notifications to the GET stream, where
 	// a progress call's would be lost, so the progress workload runs with

@@ -59,6 +59,7 @@ func build(o serve.Options) (serve.Built, error) {
 		mcp.WithDescription("report progress, then echo the text back"),
 		mcp.WithInputSchema[echoIn](),
 	), mcp.NewTypedToolHandler(progress))
+	addDocs(s, o.PayloadDocs)
 
 	var opts []server.StreamableHTTPOption
 	var notes string

@@ -53,6 +53,9 @@ func build(o serve.Options) (serve.Built, error) {
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "report progress, then echo the text back"}, progress); err != nil {
 		return serve.Built{}, err
 	}
+	if err := addDocs(s, o.PayloadDocs); err != nil {
+		return serve.Built{}, err
+	}
 	// The load generator plays many clients from one address: the
 	// per-caller bounds, meant for the open internet, are off.
 	opts := &mcp.Options{Handler: s, Limits: &mcp.Limits{Calls: -1, Streams: -1, Sessions: -1}}
