@@ -35,6 +35,12 @@ func bigServer(t *testing.T) (*mcp.Server, string) {
 		}
 		return res, nil
 	}))
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	require.NoError(t, mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (string, error) {
+		return in.Text, nil
+	}))
 	require.NoError(t, srv.AddResource(&mcp.Resource{URI: "big://doc", Name: "doc"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.URI, Text: text}}}, nil
 	}))
@@ -137,5 +143,59 @@ func TestBigResultsOverAConnection(t *testing.T) {
 		rr, err := c.ReadResource(context.Background(), "big://doc")
 		require.NoError(t, err)
 		assert.Equal(t, text, rr.Contents[0].Text)
+	}
+}
+
+// A big argument arrives whole whether the client declares its length or
+// sends it chunked, in a session or not.
+func TestBigArgumentsOverHTTP(t *testing.T) {
+	srv, _ := bigServer(t)
+	text := strings.Repeat("arg \"quoted\"\tand é\n", 15000) // ~300 KB, past several read chunks
+	for _, sessions := range []bool{false, true} {
+		opts := &mcp.Options{Handler: srv}
+		if sessions {
+			opts.Sessions = &mcp.SessionOptions{}
+		}
+		ep := mcp.Controller(opts)
+		ts := httptest.NewServer(ep)
+		sid := ""
+		if sessions {
+			r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := ts.Client().Do(r)
+			require.NoError(t, err)
+			resp.Body.Close()
+			sid = resp.Header.Get("Mcp-Session-Id")
+			require.NotEmpty(t, sid)
+		}
+		args, _ := json.Marshal(map[string]string{"text": text})
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + string(args) + `}}`
+		for _, chunked := range []bool{false, true} {
+			var rd io.Reader = strings.NewReader(body)
+			if chunked {
+				rd = io.MultiReader(rd) // hides the length: sent chunked
+			}
+			r, err := http.NewRequest(http.MethodPost, ts.URL, rd)
+			require.NoError(t, err)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			if sid != "" {
+				r.Header.Set("Mcp-Session-Id", sid)
+			}
+			resp, err := ts.Client().Do(r)
+			require.NoError(t, err)
+			raw, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%.200s", raw)
+			var a bigAnswer
+			require.NoError(t, json.Unmarshal(raw, &a), "%.200s", raw)
+			require.Len(t, a.Result.Content, 1)
+			assert.Equal(t, text, a.Result.Content[0].Text, "sessions %v chunked %v", sessions, chunked)
+		}
+		_ = ep.Shutdown(context.Background())
+		ts.Close()
 	}
 }

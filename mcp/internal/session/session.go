@@ -113,7 +113,7 @@ func (s *Session) Restore(initialized bool, level protocol.LogLevel, subs []stri
 // Call is the engine's Call of a message of this session.
 func (s *Session) Call(msg *wire.Message, out protocol.Outbound) protocol.Call {
 	return protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Revision: s.revision,
-		Client: s.client, LogLevel: s.LogLevel(), Outbound: out}
+		Client: s.client, LogLevel: s.LogLevel(), Outbound: out, Tape: msg.Tape}
 }
 
 // Apply records a call's effect.

@@ -25,19 +25,23 @@ import (
 // the call sends: the result alone is answered as JSON; anything else
 // turns the response into an event stream that carries it, then the rest,
 // then the result.
-func (s *session) streamingCall(r *controller.Request, msg *wire.Message) controller.Reply {
+func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body bodyRef) controller.Reply {
 	ctx, cancel, ok := s.callContext(r.Context(), msg.ID)
 	if !ok {
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	mb := r.Mailbox()
 	st := s.newCallStream(mb, cancel, msg.ID)
-	// One allocation carries the call to its worker. The body is reused
-	// once Handle returns: the call keeps a copy of the params.
+	// One allocation carries the call to its worker, with the request's
+	// body, which the call keeps (its params point into it) and puts back
+	// when it ends.
 	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
 	sc.out.st = st
 	sc.call = s.Call(msg, &sc.out)
-	sc.call.Params = append(json.RawMessage(nil), msg.Params...)
+	if sc.body = body.take(); sc.body == nil {
+		sc.call.Params = append(json.RawMessage(nil), msg.Params...)
+		sc.call.Tape = nil
+	}
 	sc.state = s.Snapshot()
 	s.tab.t.workers.run(sc)
 
@@ -81,6 +85,7 @@ type sessionCall struct {
 	out      streamOutbound
 	call     protocol.Call
 	state    any
+	body     *[]byte // the request's body, which call.Params point into
 }
 
 func (sc *sessionCall) run() {
@@ -88,6 +93,7 @@ func (sc *sessionCall) run() {
 	defer func() {
 		sc.cancel()
 		s.untrack(sc.call.ID)
+		wire.PutBuffer(sc.body)
 	}()
 	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
 	s.apply(&reply.Effect)

@@ -24,6 +24,12 @@ var (
 // buffer; the caller returns it with wire.PutBuffer. A body that is not
 // sent within Limits.BodyTimeout is answered 408 and its connection
 // closed.
+//
+// A body bigger than one chunk (chunkBytes) is read into pooled chunks
+// and copied once into a buffer of its exact size: memory follows what
+// actually arrives (a client may declare the limit and send nothing), and
+// a big body costs one allocation of its size rather than a buffer
+// doubled past it.
 func (t *Transport) readBody(r *controller.Request) (*[]byte, controller.Reply) {
 	if r.ContentLength > t.cfg.MaxBodyBytes {
 		return nil, errorReply(http.StatusRequestEntityTooLarge, errBodyTooLarge)
@@ -31,15 +37,31 @@ func (t *Transport) readBody(r *controller.Request) (*[]byte, controller.Reply) 
 	buf := wire.GetBuffer()
 	body := http.MaxBytesReader(nil, r.Body, t.cfg.MaxBodyBytes)
 	b := (*buf)[:0]
-	// The declared length is a hint, not a promise: a client may declare
-	// the limit and send nothing. Beyond preallocBytes the buffer grows
-	// with what actually arrives.
-	if n := int(min(r.ContentLength, preallocBytes)); n > 0 && cap(b) < n {
+	if n := int(min(r.ContentLength, chunkBytes)); n > 0 && cap(b) < n {
 		b = make([]byte, 0, n)
+	}
+	var chunks []*[]byte // the full chunks before b, when there are several
+	putChunks := func() {
+		for _, c := range chunks {
+			wire.PutBuffer(c)
+		}
 	}
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			if cap(b) < chunkBytes {
+				b = append(b, 0)[:len(b)]
+			} else {
+				if chunks == nil {
+					chunks = append(chunks, buf)
+				}
+				*chunks[len(chunks)-1] = b
+				c := wire.GetBuffer()
+				if cap(*c) < chunkBytes {
+					*c = make([]byte, 0, chunkBytes)
+				}
+				chunks = append(chunks, c)
+				b = (*c)[:0]
+			}
 		}
 		n, err := body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -47,8 +69,13 @@ func (t *Transport) readBody(r *controller.Request) (*[]byte, controller.Reply) 
 			break
 		}
 		if err != nil {
-			*buf = b
-			wire.PutBuffer(buf)
+			if chunks != nil {
+				*chunks[len(chunks)-1] = b
+				putChunks()
+			} else {
+				*buf = b
+				wire.PutBuffer(buf)
+			}
 			var tooLarge *http.MaxBytesError
 			switch {
 			case errors.As(err, &tooLarge):
@@ -65,13 +92,27 @@ func (t *Transport) readBody(r *controller.Request) (*[]byte, controller.Reply) 
 	if t.cfg.Limits.BodyTimeout > 0 {
 		_ = r.SetReadDeadline(time.Time{})
 	}
-	*buf = b
-	return buf, nil
+	if chunks == nil {
+		*buf = b
+		return buf, nil
+	}
+	*chunks[len(chunks)-1] = b
+	total := 0
+	for _, c := range chunks {
+		total += len(*c)
+	}
+	whole := make([]byte, 0, total)
+	for _, c := range chunks {
+		whole = append(whole, *c...)
+	}
+	putChunks()
+	// Too big for the pool: PutBuffer will let it go.
+	return &whole, nil
 }
 
-// preallocBytes bounds what a declared Content-Length reserves before
-// the body arrives.
-const preallocBytes = 64 << 10
+// chunkBytes is the size of the chunks a big body is read in, and so
+// what a declared Content-Length reserves before the body arrives.
+const chunkBytes = 64 << 10
 
 // post serves a POST: one message, or (2025-03-26) a batch.
 func (t *Transport) post(r *controller.Request) controller.Reply {
@@ -93,7 +134,14 @@ func (t *Transport) post(r *controller.Request) controller.Reply {
 	if bad != nil {
 		return bad
 	}
-	defer wire.PutBuffer(buf)
+	// The body goes back to the pool when the request is answered,
+	// unless a call that outlives the answer took it (bodyRef).
+	kept := false
+	defer func() {
+		if !kept {
+			wire.PutBuffer(buf)
+		}
+	}()
 	body := *buf
 
 	if wire.IsBatch(body) {
@@ -110,7 +158,7 @@ func (t *Transport) post(r *controller.Request) controller.Reply {
 	}
 	switch {
 	case sess != nil:
-		return sess.post(r, rev, &msg)
+		return sess.post(r, rev, &msg, bodyRef{buf: buf, kept: &kept})
 	case t.sessions == nil:
 		return t.stateless(r, rev, &msg)
 	case msg.Method == "initialize" && msg.Kind == wire.KindRequest:
@@ -261,6 +309,23 @@ func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Rev
 	}
 	out = append(out, ']')
 	return controller.BufferedType(http.StatusOK, contentJSON, out)
+}
+
+// bodyRef is a request's pooled body, which a call that runs on after its
+// request is answered takes (setting kept) and puts back when it ends, so
+// that its params need no copy and keep their tape.
+type bodyRef struct {
+	buf  *[]byte
+	kept *bool
+}
+
+// take hands the body to a call: the caller puts it back.
+func (b bodyRef) take() *[]byte {
+	if b.kept == nil {
+		return nil
+	}
+	*b.kept = true
+	return b.buf
 }
 
 // callOf is the engine's Call of a decoded message.

@@ -54,7 +54,7 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 }
 
 // post serves one message of a session.
-func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.Message) controller.Reply {
+func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.Message, body bodyRef) controller.Reply {
 	t := s.tab.t
 	switch msg.Kind {
 	case wire.KindResponse, wire.KindErrorResponse:
@@ -76,7 +76,7 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 	}
 	info, known := t.engine.Method(msg.Method)
 	if known && info.Mode == protocol.ModeStreaming && msg.Kind == wire.KindRequest && !t.cfg.JSONResponse {
-		return s.streamingCall(r, msg)
+		return s.streamingCall(r, msg, body)
 	}
 	reply := s.dispatchSync(r.Request, msg)
 	if reply != nil && reply.Err == errSessionNotFound {
