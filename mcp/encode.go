@@ -40,10 +40,10 @@ func (e *encoder) key(k string) {
 }
 
 func (e *encoder) str(s string) {
-	if len(s) > 64 {
-		// Room for s and some escapes at once, rather than doubling the
-		// buffer (and copying it) several times for a long text.
-		e.b = slices.Grow(e.b, len(s)+len(s)>>2+2)
+	if len(s) > 64 && cap(e.b)-len(e.b) < len(s)+2 {
+		// Room for s encoded at once, rather than doubling the buffer
+		// (and copying it) several times for a long text.
+		e.b = slices.Grow(e.b, wire.QuotedLen(s))
 	}
 	var ok bool
 	if e.b, ok = wire.AppendStringValid(e.b, s); !ok && e.err == nil {

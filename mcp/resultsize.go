@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // Big results are encoded once. A result whose encoded size is at least
@@ -14,14 +15,15 @@ const (
 	replyHead = 128
 )
 
-// resultBuffer returns the buffer a result of about hint bytes is encoded
-// into: nil for a small one, else replyHead free bytes and room for the
-// result, its escapes and the response's end.
+// resultBuffer returns the buffer a result of about hint bytes (its
+// strings' encoded lengths, wire.QuotedLen) is encoded into: nil for a
+// small one, else replyHead free bytes and room for the result and the
+// response's end.
 func resultBuffer(hint int) []byte {
 	if hint < bigResult {
 		return nil
 	}
-	return make([]byte, replyHead, replyHead+hint+hint>>2+1024)
+	return make([]byte, replyHead, replyHead+hint+1024)
 }
 
 // keepRoom records on r that its result was encoded into room after
@@ -33,14 +35,14 @@ func keepRoom(r *protocol.Reply, room []byte, bare bool) {
 	}
 }
 
-// contentSize is about how many bytes the blocks encode to, counting
-// their text and data (base64: 4/3).
+// contentSize is about how many bytes the blocks encode to: their text
+// encoded, their data in base64, and room for the rest.
 func contentSize(cs []Content) int {
 	n := 0
 	for _, c := range cs {
 		switch b := c.(type) {
 		case *TextContent:
-			n += len(b.Text)
+			n += quotedSize(b.Text)
 		case *ImageContent:
 			n += len(b.Data) * 4 / 3
 		case *AudioContent:
@@ -56,5 +58,14 @@ func contentSize(cs []Content) int {
 }
 
 func resourceSize(rc *ResourceContents) int {
-	return len(rc.URI) + len(rc.Text) + len(rc.Blob)*4/3 + 64
+	return len(rc.URI) + quotedSize(rc.Text) + len(rc.Blob)*4/3 + 64
+}
+
+// quotedSize is the encoded length of a string: read only for a long one,
+// where a buffer sized wrong costs a copy of everything written so far.
+func quotedSize(s string) int {
+	if len(s) < bigResult/4 {
+		return len(s) + len(s)>>2 + 2
+	}
+	return wire.QuotedLen(s)
 }

@@ -115,11 +115,8 @@ func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 	for ; i+8 <= len(s); i += 8 {
 		m := specialMask(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56)
-		for ; m != 0; m &= m - 1 {
+		for m = unmarkBefore(m, next-i); m != 0; m = unmarkBefore(m, next-i) {
 			k := i + bits.TrailingZeros64(m)>>3
-			if k < next {
-				continue // inside a rune already read
-			}
 			c := s[k]
 			if c < utf8.RuneSelf { // a marked ASCII byte is escaped
 				dst = append(dst, s[start:k]...)
@@ -189,6 +186,19 @@ func appendSpecial(dst []byte, s string, start, k int, ok bool) ([]byte, int, in
 		return dst, k + 3, k + 3, ok
 	}
 	return dst, start, k + size, ok
+}
+
+// unmarkBefore clears the marks of a word's first n bytes: what a
+// scanner has read already (the rest of a rune or an escape, the byte it
+// just handled).
+func unmarkBefore(m uint64, n int) uint64 {
+	if n <= 0 {
+		return m
+	}
+	if n >= 8 {
+		return 0
+	}
+	return m &^ (1<<(uint(n)*8) - 1)
 }
 
 // shortEscapes holds, at each ASCII byte that has a two-byte escape, the
@@ -316,4 +326,55 @@ func PutBuffer(b *[]byte) {
 		return
 	}
 	bufPool.Put(b)
+}
+
+// QuotedLen returns the length of AppendString's output for s when s is
+// valid UTF-8 without U+2028 or U+2029 (each of those, and each invalid
+// byte, takes a few bytes more): what a buffer needs to hold s encoded,
+// found eight bytes at a time, for a caller that sizes a buffer once.
+func QuotedLen(s string) int {
+	n := len(s) + 2
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if m := escapeMask(x); m != 0 {
+			n += bits.OnesCount64(m)
+			if c := controlMask(x); c != 0 {
+				n += 4 * bits.OnesCount64(c) // \u00XX rather than two bytes
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		case c < 0x20:
+			n += 5
+		}
+	}
+	return n
+}
+
+// escapeMask marks exactly the ASCII bytes of x that are escaped: below
+// 0x20, '"' and '\\'.
+func escapeMask(x uint64) uint64 {
+	const low7 = 0x7F7F7F7F7F7F7F7F
+	y := x & low7
+	lt := ^(y + ones*(0x80-0x20))
+	q := ^((y ^ ones*'"') + low7)
+	b := ^((y ^ ones*'\\') + low7)
+	return (lt | q | b) &^ x & highs
+}
+
+// controlMask marks exactly the bytes of x below 0x20 other than '\n',
+// '\r' and '\t', whose escape is six bytes long.
+func controlMask(x uint64) uint64 {
+	const low7 = 0x7F7F7F7F7F7F7F7F
+	y := x & low7
+	lt := ^(y + ones*(0x80-0x20))
+	n := (y ^ ones*'\n') + low7
+	r := (y ^ ones*'\r') + low7
+	t := (y ^ ones*'\t') + low7
+	return lt & n & r & t &^ x & highs
 }

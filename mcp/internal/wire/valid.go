@@ -231,11 +231,9 @@ func scanString(data []byte, i int) int {
 	// Eight bytes at a time: every byte that needs a look is marked, and
 	// the marked bytes of a word are taken in turn.
 	for ; i+8 <= n; i += 8 {
-		for m := specialMask(binary.LittleEndian.Uint64(data[i:])); m != 0; m &= m - 1 {
+		m := specialMask(binary.LittleEndian.Uint64(data[i:]))
+		for m = unmarkBefore(m, next-i); m != 0; m = unmarkBefore(m, next-i) {
 			k := i + bits.TrailingZeros64(m)>>3
-			if k < next {
-				continue // inside an escape or a rune already read
-			}
 			switch c := data[k]; {
 			case c == '"':
 				return k + 1
@@ -315,11 +313,9 @@ func scanDecode(data []byte, i, end int) (int, string) {
 		return k + 1, b.String()
 	}
 	for ; i+8 <= n; i += 8 {
-		for m := specialMask(binary.LittleEndian.Uint64(data[i:])); m != 0; m &= m - 1 {
+		m := specialMask(binary.LittleEndian.Uint64(data[i:]))
+		for m = unmarkBefore(m, next-i); m != 0; m = unmarkBefore(m, next-i) {
 			k := i + bits.TrailingZeros64(m)>>3
-			if k < next {
-				continue
-			}
 			switch c := data[k]; {
 			case c == '"':
 				return finish(k)
