@@ -58,8 +58,9 @@
 //
 // Every transport (Streamable HTTP, the message connection of stdio and
 // mcptest) reaches the engine through that one interface and nothing
-// else, and keeps its sessions with the same session core. A call without a session skips step 2's lookup and, unless
-// it asked for progress, step 3's stream and worker.
+// else, and keeps its sessions with the same session core. A call without
+// a session skips step 2's lookup and, unless it asked for progress, step
+// 3's stream and worker.
 //
 // # Decisions where the specification leaves room
 //
