@@ -18,12 +18,15 @@ const (
 // resultBuffer returns the buffer a result of about hint bytes (its
 // strings' encoded lengths, wire.QuotedLen) is encoded into: nil for a
 // small one, else replyHead free bytes and room for the result and the
-// response's end.
+// response's end. The buffer comes from wire.GetBig's pools: a transport
+// that writes the response and is done with it gives it back
+// (protocol.Reply.Buffer); one that keeps the response leaves it to the
+// garbage collector.
 func resultBuffer(hint int) []byte {
 	if hint < bigResult {
 		return nil
 	}
-	return make([]byte, replyHead, replyHead+hint+1024)
+	return wire.GetBig(replyHead + hint + 1024)[:replyHead]
 }
 
 // keepRoom records on r that its result was encoded into room after
