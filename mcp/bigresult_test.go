@@ -331,9 +331,11 @@ func TestBigAnswersReuseTheirBuffer(t *testing.T) {
 			perCall := int64(after.TotalAlloc-before.TotalAlloc) / n
 			t.Logf("response %d bytes, %d allocated per call", size, perCall)
 			// Without reuse a call allocates about twice the response;
-			// with it, next to nothing (a quarter of it or so under the
-			// race detector, which makes sync.Pool drop some buffers).
-			assert.Less(t, perCall, size, "the response's buffer was not reused")
+			// with it, next to nothing. The race detector makes sync.Pool
+			// drop buffers at random, so there only the answers count.
+			if !raceEnabled {
+				assert.Less(t, perCall, size/2, "the response's buffer was not reused")
+			}
 		})
 	}
 }
