@@ -36,6 +36,7 @@ type Conn interface {
 	// Write sends one message to the client. related is the id of the
 	// client's request the message belongs to (its response, or what its
 	// call sent), zero for none. Serve calls it one message at a time.
+	// An error wrapping io.EOF says the client closed its end.
 	Write(ctx context.Context, msg []byte, related wire.ID) error
 }
 
@@ -64,11 +65,12 @@ var ErrCallsRunning = errors.New("mcp: calls still running after the connection 
 
 // server is one connection's session and what runs in it.
 type server struct {
-	cfg Config
-	eng protocol.Engine
-	c   Conn
-	ctx context.Context
-	log *slog.Logger
+	cfg  Config
+	eng  protocol.Engine
+	c    Conn
+	ctx  context.Context
+	stop context.CancelFunc // stops reading: the output failed
+	log  *slog.Logger
 
 	wmu sync.Mutex // one Write at a time
 
@@ -85,11 +87,12 @@ type server struct {
 }
 
 // Serve serves one session over c until c's input ends (nil) or fails
-// (its error), or ctx ends.
+// (its error), its output is closed by the client (nil) or fails (its
+// error), or ctx ends (nil).
 func Serve(ctx context.Context, cfg Config, c Conn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, log: cfg.Logger,
+	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, stop: cancel, log: cfg.Logger,
 		cancelled: map[wire.ID]bool{}, listeners: map[*listening]bool{},
 		modern: session.New(protocol.Rev20260728, nil, nil, 0), ended: make(chan struct{})}
 	s.changes = s.eng.OnChange(s.changed)
@@ -132,6 +135,9 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 		s.mu.Lock()
 		err = s.writeErr
 		s.mu.Unlock()
+		if errors.Is(err, io.EOF) {
+			err = nil // the client closed its end: it left, as at the end of input
+		}
 	}
 	return err
 }
@@ -151,7 +157,8 @@ func (s *server) end() {
 	})
 }
 
-// write sends one message; the first failure ends the session.
+// write sends one message; the first failure ends the session: nothing
+// more is read, and the calls running are cancelled.
 func (s *server) write(msg []byte, related wire.ID) error {
 	s.wmu.Lock()
 	err := s.c.Write(context.WithoutCancel(s.ctx), msg, related)
@@ -160,9 +167,12 @@ func (s *server) write(msg []byte, related wire.ID) error {
 		s.mu.Lock()
 		if s.writeErr == nil {
 			s.writeErr = err
-			s.log.Warn("mcp: the connection refused a message; the session ends", slog.Any("err", err))
+			if !errors.Is(err, io.EOF) {
+				s.log.Warn("mcp: the connection refused a message; the session ends", slog.Any("err", err))
+			}
 		}
 		s.mu.Unlock()
+		s.stop()
 		go s.end()
 	}
 	return err
