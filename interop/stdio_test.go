@@ -3,12 +3,14 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -335,4 +337,50 @@ func TestStdioMCPGo(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no resources/updated for the subscribed task")
 	}
+}
+
+// The same over stdio with the official TypeScript SDK's
+// StdioClientTransport (ts/stdio_client.mjs), which starts the app itself:
+// list, call, progress, sampling, cancellation and a resource
+// subscription. Node 22 and the SDK come from .ci/tools.sh.
+func TestStdioTypeScript(t *testing.T) {
+	tools, err := nodeTools()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	bin := buildExampleApp(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tools[0], "ts/stdio_client.mjs")
+	cmd.Env = append(os.Environ(), "APP_BIN="+bin, "APP_DATA="+filepath.Join(dir, "ts.db"), "SDK_DIR="+tools[1])
+	cmd.SysProcAttr = procAttr()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "stdio_client.mjs\nstdout: %s\nstderr: %s", out, stderr.String())
+	steps := map[string]json.RawMessage{}
+	var last string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		last = line
+		var s struct {
+			Step string `json:"step"`
+		}
+		if json.Unmarshal([]byte(line), &s) == nil && s.Step != "" {
+			steps[s.Step] = json.RawMessage(line)
+		}
+	}
+	require.Equal(t, "DONE", last, "stdout: %s\nstderr: %s", out, stderr.String())
+	assert.JSONEq(t, `{"step":"connected","server":"saguaro-task-board","version":"spawned"}`, string(steps["connected"]))
+	var list struct{ Tools []string }
+	require.NoError(t, json.Unmarshal(steps["list"], &list))
+	assert.Subset(t, list.Tools, []string{"add_task", "complete_task", "import_tasks", "list_tasks", "summarize_tasks"})
+	assert.JSONEq(t, `{"step":"call","title":"from TypeScript over stdio","isError":false}`, string(steps["call"]))
+	assert.JSONEq(t, `{"step":"progress","imported":3,"progress":[["ts-import",1,3],["ts-import",2,3],["ts-import",3,3]]}`, string(steps["progress"]))
+	assert.JSONEq(t, `{"step":"sampling","summary":"`+stdioSummary+`","source":"sampling"}`, string(steps["sampling"]))
+	assert.JSONEq(t, `{"step":"cancel","callRejected":true,"samplingCancelled":true}`, string(steps["cancel"]))
+	assert.JSONEq(t, `{"step":"subscribe","read":true,"updated":true}`, string(steps["subscribe"]))
 }
