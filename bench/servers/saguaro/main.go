@@ -2,7 +2,7 @@
 // registered with mcp.AddTool on an mcp.Server, served by mcp.Controller
 // mounted on a chi router.
 //
-// Modes: "stateless" (no sessions), "stateful" (sessions, idle timeout from
+// Modes: "stdio" (mcp.ServeStdio), "stateless" (no sessions), "stateful" (sessions, idle timeout from
 // -idle-timeout) and "stack" (stateful, behind the realistic production
 // stack of internal/stack: request logging and JWT bearer auth, sessions
 // bound to the token's identity, MCP attributes on the log line).
@@ -12,6 +12,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 
 	"github.com/go-chi/chi/v5"
 
@@ -61,6 +63,13 @@ func build(o serve.Options) (serve.Built, error) {
 	opts := &mcp.Options{Handler: s, Limits: &mcp.Limits{Calls: -1, Streams: -1, Sessions: -1}}
 	var notes string
 	switch o.Mode {
+	case "stdio":
+		return serve.Built{
+			Stdio: func(ctx context.Context) error {
+				return mcp.ServeStdio(ctx, s, &mcp.ConnOptions{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+			},
+			Notes: "mcp.ServeStdio",
+		}, nil
 	case "stateless":
 		notes = "mcp.Controller, no sessions"
 	case "stateful", "stack":
