@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
@@ -69,8 +70,14 @@ type server struct {
 	eng  protocol.Engine
 	c    Conn
 	ctx  context.Context
+	wctx context.Context    // ctx without its cancellation, for writes
 	stop context.CancelFunc // stops reading: the output failed
 	log  *slog.Logger
+
+	queued  atomic.Int32   // writers waiting for wmu, the one holding it included
+	tasks   chan func()    // hands a call to an idle worker
+	quit    chan struct{}  // closed once the calls are done: idle workers exit
+	workers sync.WaitGroup // worker goroutines
 
 	wmu sync.Mutex // one Write at a time
 
@@ -92,7 +99,8 @@ type server struct {
 func Serve(ctx context.Context, cfg Config, c Conn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, stop: cancel, log: cfg.Logger,
+	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, wctx: context.WithoutCancel(ctx), stop: cancel, log: cfg.Logger,
+		tasks: make(chan func()), quit: make(chan struct{}),
 		cancelled: map[wire.ID]bool{}, listeners: map[*listening]bool{},
 		modern: session.New(protocol.Rev20260728, nil, nil, 0), ended: make(chan struct{})}
 	s.changes = s.eng.OnChange(s.changed)
@@ -125,7 +133,10 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 	defer t.Stop()
 	select {
 	case <-done:
+		close(s.quit)
+		s.workers.Wait() // idle now: they exit at once
 	case <-t.C:
+		close(s.quit)
 		s.log.Error("mcp: calls still running after the connection ended")
 		if err == nil {
 			err = ErrCallsRunning
@@ -157,11 +168,62 @@ func (s *server) end() {
 	})
 }
 
+// workerIdle is how long an idle worker waits for another call.
+const workerIdle = 10 * time.Second
+
+// spawn runs task on an idle worker, else on a new one. Workers outlive
+// their calls (until workerIdle passes without one, or the session ends)
+// to keep their grown stacks: a call's path through the engine is deep,
+// and a new goroutine's small stack grew by copying on every call, a
+// fifth of a small call's CPU.
+func (s *server) spawn(task func()) {
+	select {
+	case s.tasks <- task:
+	default:
+		s.workers.Add(1)
+		go s.worker(task)
+	}
+}
+
+func (s *server) worker(task func()) {
+	defer s.workers.Done()
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		task()
+		task = nil
+		idle.Reset(workerIdle)
+		select {
+		case task = <-s.tasks:
+		case <-idle.C:
+			return
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// heldWriter is a Conn that can hold a message back until the next Write
+// (the stdio framing buffers it), so that messages written back to back
+// leave together.
+type heldWriter interface {
+	WriteHeld(ctx context.Context, msg []byte, related wire.ID) error
+}
+
 // write sends one message; the first failure ends the session: nothing
-// more is read, and the calls running are cancelled.
+// more is read, and the calls running are cancelled. When another writer
+// waits for its turn, a connection that can hold messages back holds
+// this one: the last writer of a run sends them all.
 func (s *server) write(msg []byte, related wire.ID) error {
+	s.queued.Add(1)
 	s.wmu.Lock()
-	err := s.c.Write(context.WithoutCancel(s.ctx), msg, related)
+	var err error
+	if hw, ok := s.c.(heldWriter); ok && s.queued.Load() > 1 {
+		err = hw.WriteHeld(s.wctx, msg, related)
+	} else {
+		err = s.c.Write(s.wctx, msg, related)
+	}
+	s.queued.Add(-1)
 	s.wmu.Unlock()
 	if err != nil {
 		s.mu.Lock()

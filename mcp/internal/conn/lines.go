@@ -28,7 +28,7 @@ var errTooLarge = wire.NewError(wire.InvalidRequest, "Invalid Request: message t
 // contain no newline), UTF-8, nothing else on the output.
 type lines struct {
 	r    *bufio.Reader
-	w    io.Writer
+	w    *bufio.Writer // Write and WriteHeld are called one at a time
 	max  int
 	skip bool // the rest of a line over max is still to be read
 
@@ -52,7 +52,7 @@ type lineRead struct {
 // Reading happens on a goroutine of its own, so that Read honours its
 // context; it ends when r does.
 func NewLines(r io.Reader, w io.Writer, max int) Conn {
-	return &lines{r: bufio.NewReaderSize(r, 64<<10), w: w, max: max, in: make(chan lineRead), stop: make(chan struct{})}
+	return &lines{r: bufio.NewReaderSize(r, 64<<10), w: bufio.NewWriterSize(w, 64<<10), max: max, in: make(chan lineRead), stop: make(chan struct{})}
 }
 
 func (l *lines) Read(ctx context.Context) ([]byte, error) {
@@ -137,10 +137,27 @@ func (l *lines) line() ([]byte, error) {
 	}
 }
 
-func (l *lines) Write(_ context.Context, msg []byte, _ wire.ID) error {
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
-	_, err := l.w.Write(buf)
+// Write writes msg and its newline, and what WriteHeld held back before.
+func (l *lines) Write(ctx context.Context, msg []byte, related wire.ID) error {
+	if err := l.WriteHeld(ctx, msg, related); err != nil {
+		return err
+	}
+	return gone(l.w.Flush())
+}
+
+// WriteHeld writes msg and its newline into the buffer, which the next
+// Write sends (or sooner, when it is full). Serve uses it for a message
+// that another is about to follow.
+func (l *lines) WriteHeld(_ context.Context, msg []byte, _ wire.ID) error {
+	_, err := l.w.Write(msg)
+	if err == nil {
+		err = l.w.WriteByte('\n')
+	}
+	return gone(err)
+}
+
+// gone wraps a write error that says the client closed its end in io.EOF.
+func gone(err error) error {
 	if err != nil && (errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed)) {
 		return fmt.Errorf("%w: %w (%w)", errGone, io.EOF, err)
 	}
