@@ -45,9 +45,9 @@ type lineRead struct {
 
 // NewLines returns the newline-delimited framing of stdio over r and w:
 // messages longer than max bytes are skipped (Read reports ErrTooLarge as
-// soon as the limit is crossed, not at the line's end, which may never
-// come; the rest of the line is then read and dropped, so memory stays
-// bounded by max). A Write that finds the client's end closed (EPIPE)
+// soon as the reader's 64 KiB buffer holds the byte past the limit, not at
+// the line's end, which may never come; the rest of the line is then read
+// and dropped, so memory stays bounded by max). A Write that finds the client's end closed (EPIPE)
 // returns an error wrapping io.EOF.
 // Reading happens on a goroutine of its own, so that Read honours its
 // context; it ends when r does.
