@@ -63,9 +63,11 @@ type ConnOptions struct {
 // starts it for the revisions before 2026-07-28, and 2026-07-28 requests
 // are served by their own _meta, on the same connection.
 //
-// Every request runs on its own goroutine: a slow tool does not hold up
-// ping or notifications/cancelled, and stateful callbacks take the
-// session's turn one at a time, as over HTTP. Notifications a call sends
+// Every request runs on a goroutine of its own: a slow tool does not hold
+// up ping or notifications/cancelled, and stateful callbacks take the
+// session's turn one at a time, as over HTTP. These goroutines are reused
+// by the next requests (an idle one exits after 10 seconds, or when the
+// session ends). Notifications a call sends
 // (progress, log messages) and its server→client requests (sampling,
 // elicitation, roots) go on the connection, and the client's answers come
 // back on it. List changes and resource updates go to the session once

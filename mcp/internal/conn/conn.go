@@ -5,8 +5,9 @@
 // 2026-07-28, and 2026-07-28 requests are served on their own, by their
 // _meta, on the same connection.
 //
-// Every request runs on its own goroutine, so a slow tool does not hold
-// up ping or a cancellation; stateful callbacks take the session's turn,
+// Every request runs on a goroutine of its own (a worker, reused by later
+// requests while the session lasts and it has not idled 10 s), so a slow
+// tool does not hold up ping or a cancellation; stateful callbacks take the session's turn,
 // one at a time, exactly as over HTTP. What a call sends (notifications,
 // server→client requests, its response) is written with the call's id as
 // the related id, for connections that keep a call's messages together.
