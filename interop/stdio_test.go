@@ -138,9 +138,8 @@ func TestStdioGoSDK(t *testing.T) {
 			assert.Equal(t, "over stdio", task.Title)
 
 			uri := "tasks://" + task.ID
-			if rev != "" {
-				require.NoError(t, cs.Subscribe(ctx, &gomcp.SubscribeParams{URI: uri}))
-			}
+			// In 2026-07-28 the SDK subscribes with subscriptions/listen.
+			require.NoError(t, cs.Subscribe(ctx, &gomcp.SubscribeParams{URI: uri}))
 			read, err := cs.ReadResource(ctx, &gomcp.ReadResourceParams{URI: uri})
 			require.NoError(t, err)
 			require.NotEmpty(t, read.Contents)
@@ -186,15 +185,13 @@ func TestStdioGoSDK(t *testing.T) {
 			_, err = cs.ListTools(ctx, nil)
 			require.NoError(t, err, "the server serves on after a cancellation")
 
-			if rev != "" {
-				_, err = cs.CallTool(ctx, &gomcp.CallToolParams{Name: "complete_task", Arguments: map[string]any{"id": task.ID}})
-				require.NoError(t, err)
-				select {
-				case u := <-updated:
-					assert.Equal(t, uri, u)
-				case <-ctx.Done():
-					t.Fatal("no resources/updated for the subscribed task")
-				}
+			_, err = cs.CallTool(ctx, &gomcp.CallToolParams{Name: "complete_task", Arguments: map[string]any{"id": task.ID}})
+			require.NoError(t, err)
+			select {
+			case u := <-updated:
+				assert.Equal(t, uri, u)
+			case <-ctx.Done():
+				t.Fatal("no resources/updated for the subscribed task")
 			}
 		})
 	}
