@@ -2,7 +2,7 @@
 // registered with mcp.AddTool on an mcp.Server, served by mcp.Controller
 // mounted on a chi router.
 //
-// Modes: "stdio" (mcp.ServeStdio), "stateless" (no sessions), "stateful" (sessions, idle timeout from
+// Modes: "stateless" (no sessions), "stateful" (sessions, idle timeout from
 // -idle-timeout) and "stack" (stateful, behind the realistic production
 // stack of internal/stack: request logging and JWT bearer auth, sessions
 // bound to the token's identity, MCP attributes on the log line).
@@ -64,6 +64,8 @@ func build(o serve.Options) (serve.Built, error) {
 	var notes string
 	switch o.Mode {
 	case "stdio":
+		// The stdio workload's server: mcp.ServeStdio on standard input
+		// and output.
 		return serve.Built{
 			Stdio: func(ctx context.Context) error {
 				return mcp.ServeStdio(ctx, s, &mcp.ConnOptions{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
