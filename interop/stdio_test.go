@@ -213,14 +213,21 @@ func (m mcpGoStdioSampler) CreateMessage(ctx context.Context, _ mcpgo.CreateMess
 }
 
 // The same over stdio with mcp-go's client: list, call, progress,
-// sampling, cancellation and a resource subscription.
+// sampling, cancellation and a resource subscription, at each legacy
+// revision.
 func TestStdioMCPGo(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildExampleApp(t, dir)
+	for _, rev := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+		t.Run(rev, func(t *testing.T) { stdioMCPGo(t, bin, filepath.Join(dir, rev+".db"), rev) })
+	}
+}
+
+func stdioMCPGo(t *testing.T, bin, data, rev string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	smp := newSampler()
-	tr := transport.NewStdio(bin, []string{"EXAMPLE_USER=interop"}, "-stdio", "-data", filepath.Join(dir, "mcpgo.db"))
+	tr := transport.NewStdio(bin, []string{"EXAMPLE_USER=interop"}, "-stdio", "-data", data)
 	c := client.NewClient(tr, client.WithSamplingHandler(mcpGoStdioSampler{s: smp}))
 	require.NoError(t, c.Start(ctx)) // starts the process, and serves the server's requests
 	defer c.Close()
@@ -246,10 +253,11 @@ func TestStdioMCPGo(t *testing.T) {
 	})
 	var ir mcpgo.InitializeRequest
 	ir.Params.ClientInfo = mcpgo.Implementation{Name: "interop-mcpgo-stdio", Version: "0"}
-	ir.Params.ProtocolVersion = "2025-06-18"
+	ir.Params.ProtocolVersion = rev
 	init, err := c.Initialize(ctx, ir)
 	require.NoError(t, err)
 	assert.Equal(t, "saguaro-task-board", init.ServerInfo.Name)
+	assert.Equal(t, rev, init.ProtocolVersion)
 
 	tools, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})
 	require.NoError(t, err)
