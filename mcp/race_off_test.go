@@ -1,5 +1,7 @@
 //go:build !race
 
-package mcp_test
+package mcp
 
-const raceEnabled = false
+// raceDetector says the tests run with the race detector, which
+// multiplies the memory a process holds.
+const raceDetector = false

@@ -1,7 +1,7 @@
 //go:build race
 
-package mcp_test
+package mcp
 
-// raceEnabled: the race detector runs, which makes sync.Pool drop some of
-// what is put in it.
-const raceEnabled = true
+// raceDetector says the tests run with the race detector, which
+// multiplies the memory a process holds.
+const raceDetector = true
