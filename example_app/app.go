@@ -60,6 +60,9 @@ type config struct {
 	// SessionIdle ends an MCP session after this long without a request
 	// or an open stream; default 30 minutes.
 	SessionIdle time.Duration
+	// ConnIdle closes a keep-alive connection after this long without a
+	// request; default 2 minutes.
+	ConnIdle time.Duration
 	// Debug, when set, serves expvar, net/http/pprof and a forced
 	// collection (see debugHandler) on this listener, apart from the app.
 	Debug net.Listener

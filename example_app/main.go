@@ -52,6 +52,7 @@ func main() {
 	sessionIdle := flag.Duration("session-idle", 30*time.Minute, "end an MCP session after this long without a request or an open stream")
 	bodyTimeout := flag.Duration("body-timeout", 30*time.Second, "cut a client whose request body takes longer than this to arrive (408)")
 	writeTimeout := flag.Duration("write-timeout", 10*time.Second, "cut a stream or answer whose client takes longer than this to take one write")
+	connIdle := flag.Duration("conn-idle", 2*time.Minute, "close a keep-alive connection after this long without a request")
 	stdio := flag.Bool("stdio", false, "serve MCP over stdio instead of HTTP (for clients that start the app themselves); the user is $"+userEnv+" or $USER")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -77,7 +78,7 @@ func main() {
 	}
 	cfg := config{BaseURL: "http://" + ln.Addr().String(), Database: *data, RedisURL: *redisURL, RedisPrefix: *redisPrefix,
 		PrintToken: *printToken, Password: os.Getenv(passwordEnv),
-		BodyTimeout: *bodyTimeout, WriteTimeout: *writeTimeout, SessionIdle: *sessionIdle}
+		BodyTimeout: *bodyTimeout, WriteTimeout: *writeTimeout, SessionIdle: *sessionIdle, ConnIdle: *connIdle}
 	if *debugAddr != "" {
 		if cfg.Debug, err = net.Listen("tcp", *debugAddr); err != nil {
 			logger.Error("example_app cannot listen for debugging", slog.Any("error", err))
@@ -147,6 +148,9 @@ func greet(ctx context.Context, a *app) error {
 // live streams are told to end, in-flight requests get a few seconds to
 // finish.
 func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger) error {
+	if cfg.ConnIdle <= 0 {
+		cfg.ConnIdle = 2 * time.Minute
+	}
 	a, err := newApp(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -164,7 +168,7 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       cfg.ConnIdle,
 		// No WriteTimeout: it would cut long-lived streams. The
 		// controller and sse packages bound each write instead.
 		BaseContext: func(net.Listener) context.Context { return streams },
