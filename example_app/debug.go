@@ -21,15 +21,19 @@ import (
 //
 //	GET  /debug/vars      expvar: cmdline and runtime.MemStats
 //	GET  /debug/runtime   goroutines, heap in use, live MCP sessions (JSON)
-//	POST /debug/gc        a forced garbage collection (memory returned to
-//	                      the OS too), then the same JSON as /debug/runtime
+//	POST /debug/gc        forced garbage collections (pools emptied, memory
+//	                      returned to the OS), then the same JSON as /debug/runtime
 //	     /debug/pprof/…   net/http/pprof's profiles
 func (a *app) debugHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /debug/vars", expvar.Handler())
 	mux.HandleFunc("GET /debug/runtime", a.runtimeStats)
 	mux.HandleFunc("POST /debug/gc", func(w http.ResponseWriter, r *http.Request) {
-		debug.FreeOSMemory() // runs a collection first
+		// Two collections empty the sync.Pools (the first moves them
+		// to their victim caches), so what remains is what is held.
+		runtime.GC()
+		runtime.GC()
+		debug.FreeOSMemory()
 		a.runtimeStats(w, r)
 	})
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
