@@ -30,6 +30,7 @@ type process struct {
 	args    []string
 	env     []string
 	logPath string
+	cred    *syscall.Credential // run as this user, when set
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -50,7 +51,7 @@ func (p *process) start(ctx context.Context, need ...string) error {
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: p.cred}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		logf.Close()

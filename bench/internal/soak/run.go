@@ -45,7 +45,8 @@ type Config struct {
 	Dir string
 	// Redis is the redis-server binary; DatabaseURL a PostgreSQL server
 	// on which the run creates (and drops) a database of its own for the
-	// replicas' board.
+	// replicas' board; when it does not answer, the run starts a
+	// throwaway server from the machine's initdb and postgres.
 	Redis       string
 	DatabaseURL string
 	// Load is how long the load runs; the replica is killed at 35% of it
@@ -133,7 +134,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := waitDial(ctx, redisAddr, 10*time.Second); err != nil {
 		return nil, err
 	}
-	dbURL, dropDB, err := createDatabase(ctx, cfg.DatabaseURL)
+	admin, stopPG, err := postgres(ctx, cfg.DatabaseURL, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer stopPG()
+	dbURL, dropDB, err := createDatabase(ctx, admin)
 	if err != nil {
 		return nil, err
 	}

@@ -85,11 +85,11 @@ func TestCriteriaAndReport(t *testing.T) {
 		t.Fatalf("back to baseline fails: %+v", r.Criteria())
 	}
 	fails := map[string]func(*Result){
-		"goroutines": func(r *Result) { r.Procs[0].Final.Goroutines += goroutineSlack + 1 },
+		"goroutines":  func(r *Result) { r.Procs[0].Final.Goroutines += goroutineSlack + 1 },
 		"descriptors": func(r *Result) { r.Procs[0].Final.FDs += fdSlack + 1 },
-		"heap":       func(r *Result) { r.Procs[0].Final.Heap = r.Procs[0].Baseline.Heap * 111 / 100 },
-		"lost":       func(r *Result) { r.Missing["single"] = []string{"b"} },
-		"documented": func(r *Result) { r.Ledger.fail(outcome{Kind: kindModernCall, Target: "single", Status: 500}) },
+		"heap":        func(r *Result) { r.Procs[0].Final.Heap = r.Procs[0].Baseline.Heap * 111 / 100 },
+		"lost":        func(r *Result) { r.Missing["single"] = []string{"b"} },
+		"documented":  func(r *Result) { r.Ledger.fail(outcome{Kind: kindModernCall, Target: "single", Status: 500}) },
 	}
 	for name, spoil := range fails {
 		r := mk()
