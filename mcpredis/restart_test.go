@@ -1,6 +1,8 @@
 package mcpredis_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	mcpcluster "github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcpredis"
 	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 )
 
@@ -86,4 +90,45 @@ func TestEveryAnswerAcrossARedisRestartIsDocumented(t *testing.T) {
 			require.Equal(t, "back", cl.echo("back"))
 		}
 	}
+}
+
+// TestNoReplicaIsGoneJustAfterARedisRestart: until every live replica
+// has beaten into a Redis that restarted empty, Locate does not call a
+// replica gone (another replica would take its live sessions from it): it
+// answers ErrRecovering, or the replica's URL once it has beaten. A
+// replica that stopped beating is gone again once the recovery is over.
+func TestNoReplicaIsGoneJustAfterARedisRestart(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	a := startReplica(t, "a", rs.URL(), prefix)
+	b := startReplica(t, "b", rs.URL(), prefix)
+	ctx := context.Background()
+	bURL, err := a.cl.Locate(ctx, b.cl.Self().ID)
+	require.NoError(t, err)
+
+	rs.Restart()
+	recovering, located := 0, 0
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		url, err := a.cl.Locate(ctx, b.cl.Self().ID)
+		switch {
+		case errors.Is(err, mcpredis.ErrRecovering):
+			recovering++
+		case err == nil:
+			assert.Equal(t, bURL, url)
+			located++
+		case errors.Is(err, mcpcluster.ErrReplicaGone):
+			t.Fatal("a live replica was called gone just after Redis restarted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Positive(t, recovering, "the restart was seen")
+	assert.Positive(t, located, "b beat again")
+
+	gone := b.cl.Self().ID
+	b.stop()
+	require.Eventually(t, func() bool {
+		_, err := a.cl.Locate(ctx, gone)
+		return errors.Is(err, mcpcluster.ErrReplicaGone)
+	}, 10*time.Second, 50*time.Millisecond, "a replica that stopped beating is gone")
 }
