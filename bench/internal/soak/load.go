@@ -212,7 +212,9 @@ func (t *target) resume(ctx context.Context) {
 // the last event id it saw.
 func (t *target) openGET(ctx context.Context, s *session, last string) (string, outcome, error) {
 	o := outcome{Kind: kindResume, Target: t.name}
-	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	// The answer's headers may take a while on a loaded machine; once
+	// they are in, the stream is read for a second.
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, s.c.url, nil)
 	if err != nil {
@@ -237,6 +239,8 @@ func (t *target) openGET(ctx context.Context, s *session, last string) (string, 
 		_, _ = io.Copy(io.Discard, res.Body)
 		return "", o, fmt.Errorf("GET: %d", res.StatusCode)
 	}
+	readFor := time.AfterFunc(time.Second, cancel)
+	defer readFor.Stop()
 	seen := ""
 	floor := seqOf(last)
 	var bad error

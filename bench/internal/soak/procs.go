@@ -216,11 +216,12 @@ func waitDial(ctx context.Context, addr string, within time.Duration) error {
 }
 
 // procStatus reads a process's resident memory (bytes) and open file
-// descriptors from /proc.
-func procStatus(pid int) (rss int64, fds int, err error) {
+// descriptors from /proc, and how many of those are TCP connections to
+// one of poolPorts (the Redis and PostgreSQL connection pools).
+func procStatus(pid int, poolPorts map[int]bool) (rss int64, fds, pooled int, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, fmt.Errorf("soak: /proc: %w", err)
+		return 0, 0, 0, fmt.Errorf("soak: /proc: %w", err)
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
@@ -228,9 +229,50 @@ func procStatus(pid int) (rss int64, fds int, err error) {
 			rss = kb << 10
 		}
 	}
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return rss, 0, fmt.Errorf("soak: /proc: %w", err)
+		return rss, 0, 0, fmt.Errorf("soak: /proc: %w", err)
 	}
-	return rss, len(ents), nil
+	if len(poolPorts) == 0 {
+		return rss, len(ents), 0, nil
+	}
+	remote := socketPorts(pid)
+	for _, e := range ents {
+		link, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if inode, ok := strings.CutPrefix(link, "socket:["); ok && poolPorts[remote[strings.TrimSuffix(inode, "]")]] {
+			pooled++
+		}
+	}
+	return rss, len(ents), pooled, nil
+}
+
+// socketPorts maps the inode of each of a process's TCP sockets to its
+// remote port, from /proc/PID/net/tcp and tcp6.
+func socketPorts(pid int) map[string]int {
+	out := map[string]int{}
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			continue
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			fields := strings.Fields(line)
+			if i == 0 || len(fields) < 10 {
+				continue
+			}
+			_, port, ok := strings.Cut(fields[2], ":")
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseInt(port, 16, 32)
+			if err == nil {
+				out[fields[9]] = int(n)
+			}
+		}
+	}
+	return out
 }

@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,7 @@ type Config struct {
 type appProc struct {
 	*process
 	addr, debug string
+	poolPorts   map[int]bool // Redis's and PostgreSQL's ports
 	baseline    *sample
 	final       *sample
 	killed      bool
@@ -189,6 +191,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		defer a.stop()
 	}
+	pools := map[int]bool{}
+	for _, u := range []string{"redis://" + redisAddr, dbURL} {
+		if pu, err := url.Parse(u); err == nil {
+			if port, err := strconv.Atoi(pu.Port()); err == nil {
+				pools[port] = true
+			}
+		}
+	}
+	for _, a := range all {
+		a.poolPorts = pools
+	}
 	var backends []string
 	for _, rp := range replicas {
 		backends = append(backends, "http://"+rp.addr)
@@ -233,13 +246,32 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		led.created(t.name, titles...)
 	}
 	// A warm-up of every kind of call, then the baseline.
-	warm, stopWarm := context.WithTimeout(ctx, 5*time.Second)
+	// It runs as many workers as the load, so that the connection pools
+	// (Redis, PostgreSQL, the relays between replicas) have grown to their
+	// working size when the baseline is taken.
+	n := func(v int) int {
+		if cfg.Light {
+			return min(v, 1)
+		}
+		return v
+	}
+	warmFor := 10 * time.Second
+	if cfg.Light {
+		warmFor = 5 * time.Second
+	}
+	warm, stopWarm := context.WithTimeout(ctx, warmFor)
 	var wg sync.WaitGroup
 	var feedEvents atomic.Int64
 	for _, t := range targets {
-		wg.Go(func() { t.legacy(warm) })
-		wg.Go(func() { t.modern(warm) })
-		wg.Go(func() { t.resume(warm) })
+		for range n(cfg.Legacy) {
+			wg.Go(func() { t.legacy(warm) })
+		}
+		for range n(cfg.Modern) {
+			wg.Go(func() { t.modern(warm) })
+		}
+		for range n(cfg.Resumers) {
+			wg.Go(func() { t.resume(warm) })
+		}
 		wg.Go(func() { t.feed(warm, &feedEvents) })
 	}
 	wg.Wait()
@@ -292,12 +324,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	mark("load starts for %s", cfg.Load)
 	var workers sync.WaitGroup
 	for _, t := range targets {
-		n := func(v int) int {
-			if cfg.Light {
-				return min(v, 1)
-			}
-			return v
-		}
 		for range n(cfg.Legacy) {
 			workers.Go(func() { t.legacy(load) })
 		}
@@ -433,6 +459,7 @@ type sample struct {
 	Heap       uint64 // HeapAlloc
 	RSS        int64
 	FDs        int
+	Pooled     int // of FDs, connections to Redis and PostgreSQL
 	Sessions   int
 }
 
@@ -468,7 +495,7 @@ func collect(ctx context.Context, hc *http.Client, a *appProc, gc bool) (sample,
 		return s, fmt.Errorf("soak: %s's runtime figures: %w", a.name, err)
 	}
 	s.Goroutines, s.Heap, s.Sessions = st.Goroutines, st.HeapAlloc, st.Sessions
-	s.RSS, s.FDs, err = procStatus(pid)
+	s.RSS, s.FDs, s.Pooled, err = procStatus(pid, a.poolPorts)
 	return s, err
 }
 

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,13 +57,32 @@ func TestReadStream(t *testing.T) {
 	}
 }
 
+// procStatus counts this process's descriptors, and among them its
+// connections to a given port.
 func TestProcStatus(t *testing.T) {
-	rss, fds, err := procStatus(os.Getpid())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	rss, fds, pooled, err := procStatus(os.Getpid(), map[int]bool{port: true})
 	if err != nil {
 		t.Skip("no /proc here:", err)
 	}
-	if rss < 1<<20 || fds < 3 {
-		t.Fatalf("rss %d, fds %d", rss, fds)
+	if rss < 1<<20 || fds < 5 || pooled != 1 {
+		t.Fatalf("rss %d, fds %d, connections to port %d: %d (want 1)", rss, fds, port, pooled)
+	}
+	_, fds2, _, _ := procStatus(os.Getpid(), nil)
+	conn.Close()
+	_, fds3, _, _ := procStatus(os.Getpid(), nil)
+	if fds3 != fds2-1 {
+		t.Fatalf("closing a connection took fds from %d to %d", fds2, fds3)
 	}
 }
 
