@@ -106,14 +106,14 @@ func (t *target) legacy(ctx context.Context) {
 			}
 		}
 		if !gone && rand.IntN(2) == 0 {
-			st, err := s.end(ctx)
+			a, err := s.end(ctx)
 			if ctx.Err() != nil {
 				return
 			}
-			if err == nil && st == http.StatusNoContent {
+			if err == nil && a.Status == http.StatusNoContent {
 				t.led.success(kindDelete, t.name)
 			} else {
-				t.record(ctx, kindDelete, &answer{Status: st}, err)
+				t.record(ctx, kindDelete, a, err)
 			}
 		}
 	}

@@ -265,10 +265,10 @@ func (s *session) tool(ctx context.Context, name string, args map[string]any, pr
 }
 
 // end sends DELETE.
-func (s *session) end(ctx context.Context) (int, error) {
+func (s *session) end(ctx context.Context) (*answer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.c.url, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+s.c.token)
 	for k, v := range s.headers() {
@@ -276,9 +276,9 @@ func (s *session) end(ctx context.Context) (int, error) {
 	}
 	res, err := s.c.http.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
 	res.Body.Close()
-	return res.StatusCode, nil
+	return &answer{Status: res.StatusCode, RetryAfter: res.Header.Get("Retry-After") != ""}, nil
 }

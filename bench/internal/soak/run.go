@@ -29,6 +29,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -289,6 +290,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		s.At = at()
+		saveHeapProfile(ctx, hc, a, "baseline")
 		a.baseline = &s
 		res.Samples = append(res.Samples, s)
 	}
@@ -424,6 +426,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		saveHeapProfile(ctx, hc, a, "final")
 		a.final = &s
 	}
 	res.FinalAt = at()
@@ -497,6 +500,27 @@ func collect(ctx context.Context, hc *http.Client, a *appProc, gc bool) (sample,
 	s.Goroutines, s.Heap, s.Sessions = st.Goroutines, st.HeapAlloc, st.Sessions
 	s.RSS, s.FDs, s.Pooled, err = procStatus(pid, a.poolPorts)
 	return s, err
+}
+
+// saveHeapProfile keeps the process's heap profile beside its log, as
+// NAME-heap-WHEN.pprof, for `go tool pprof -diff_base` when the heap did
+// not come back. Failing to save it fails nothing.
+func saveHeapProfile(ctx context.Context, hc *http.Client, a *appProc, when string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.debug+"/debug/pprof/heap", nil)
+	if err != nil {
+		return
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return
+	}
+	defer res.Body.Close()
+	f, err := os.Create(filepath.Join(filepath.Dir(a.logPath), a.name+"-heap-"+when+".pprof"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, res.Body)
 }
 
 // boardTitles lists the board's task titles through the JSON API.
