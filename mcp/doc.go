@@ -201,6 +201,8 @@
 // over). The answers the transport specification does not give:
 //
 //	session store does not answer                        503, Retry-After: 1, -32603
+//	session store restarted empty moments ago (the owner 503, Retry-After: 1, -32603, never 404
+//	  has not recorded the session again yet)
 //	session moving between replicas (a race)             503, Retry-After: 1, -32603
 //	owner unreachable for a reason other than being gone 502, -32603
 //	owner dies while a relayed answer streams            the client's answer is cut (it resumes
