@@ -191,6 +191,7 @@ func TestIntrospectionFailsClosed(t *testing.T) {
 		assert.Less(t, time.Since(start), 4*time.Second, "ended by the timeout (1s), not by the endpoint (5s): %s", name)
 	}
 	e.status.Store(0)
+	e.delay.Store(0)
 	assert.Equal(t, http.StatusOK, get().StatusCode, "back by itself")
 
 	down := introspectingVerifier(t, e, func(o *auth.Options) {
