@@ -364,6 +364,12 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	}
 
 	var msg [128]byte
+	m := appendMessage(msg[:0], st.orig.Method, u, status, duration)
+	if jh, ok := h.(*JSONHandler); ok {
+		if done, _ := jh.writeLine(time.Now(), lvl, m, line); done {
+			return
+		}
+	}
 	pc := l.pc.Load()
 	if pc == 0 {
 		var pcs [1]uintptr
@@ -371,7 +377,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		pc = pcs[0]
 		l.pc.Store(pc)
 	}
-	r := slog.NewRecord(time.Now(), lvl, string(appendMessage(msg[:0], st.orig.Method, u, status, duration)), pc)
+	r := slog.NewRecord(time.Now(), lvl, string(m), pc)
 	r.AddAttrs(line...)
 	_ = h.Handle(ctx, r)
 }
