@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,4 +174,49 @@ func reportCPU(b *testing.B) func() {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
+}
+
+// BenchmarkLayersInterleaved serves the variants of BenchmarkLayers in
+// turn, a batch of calls each, so that a busy machine weighs on all of
+// them alike, and reports each variant's median CPU per call over the
+// batches ("<variant>-cpu-ns/call") and the whole stack's over the MCP
+// controller's ("stack/mcp"). One op is one batch of every variant.
+func BenchmarkLayersInterleaved(b *testing.B) {
+	const batch = 200
+	clients := make([]*client, len(stackVariants))
+	for i, v := range stackVariants {
+		s, err := build("/mcp", mcpHandler(b, v.l), io.Discard, v.l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		c := newClient(s.Handler, s.Token)
+		c.open(b)
+		for range batch {
+			c.call(b)
+		}
+		clients[i] = c
+	}
+	samples := make([][]float64, len(stackVariants))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, c := range clients {
+			start, ok := processCPU()
+			if !ok {
+				b.Skip("no process CPU time on this platform")
+			}
+			for range batch {
+				c.call(b)
+			}
+			end, _ := processCPU()
+			samples[i] = append(samples[i], float64(end-start)/batch)
+		}
+	}
+	med := make([]float64, len(samples))
+	for i, s := range samples {
+		slices.Sort(s)
+		med[i] = s[len(s)/2]
+		b.ReportMetric(med[i], stackVariants[i].name+"-cpu-ns/call")
+	}
+	b.ReportMetric(med[len(med)-1]/med[0], "stack/mcp")
 }

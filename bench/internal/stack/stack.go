@@ -1,8 +1,9 @@
 // Package stack is the "realistic stack" a production saguaro deployment
 // puts around its MCP endpoint, for the saguaro-stack configuration: a chi
 // router with chi's RequestID, saguaro's logging preset
-// (middleware.RequestLogger, JSON lines formatted in full and written to
-// io.Discard, so the formatting is paid and disk I/O is not), chi's
+// (middleware.RequestLogger through middleware.JSONHandler, JSON lines
+// formatted in full and written to io.Discard, so the formatting is paid
+// and disk I/O is not; the line is what slog.JSONHandler writes), chi's
 // Recoverer, and saguaro's JWT bearer verifier (auth.Verifier.Handler +
 // auth.Required) with an RS256 key, the usual choice of OAuth
 // authorization servers.
@@ -94,7 +95,7 @@ func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack,
 		r.Use(chimw.RequestID)
 	}
 	if l.logger {
-		r.Use(middleware.RequestLogger(slog.New(slog.NewJSONHandler(logOut, nil)), nil))
+		r.Use(middleware.RequestLogger(slog.New(middleware.NewJSONHandler(logOut, nil)), nil))
 	}
 	if l.chi {
 		r.Use(chimw.Recoverer)
