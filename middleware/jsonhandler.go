@@ -215,6 +215,15 @@ const hexDigits = "0123456789abcdef"
 func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: no control
+		// character, quote, backslash or non-ASCII byte.
+		for i+8 <= len(s) && plainWord(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -254,4 +263,16 @@ func appendEscaped(b []byte, s string) []byte {
 		start = i
 	}
 	return append(b, s[start:]...)
+}
+
+// plainWord reports whether none of the eight bytes of w is below 0x20,
+// '"', '\\' or 0x80 and above: a byte-wise test of all eight at once.
+func plainWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte's high bit ends up set in each term when the byte is below
+	// the bound (x - n*ones) or equal to the value (zero after the xor).
+	low := w - 0x20*ones
+	quote := (w ^ '"'*ones) - ones
+	slash := (w ^ '\\'*ones) - ones
+	return (low|quote|slash|w)&highs == 0
 }

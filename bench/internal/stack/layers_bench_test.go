@@ -128,7 +128,8 @@ func (c *client) call(tb testing.TB) {
 
 // stackVariants are the stack taken apart, layer by layer: "mcp" is
 // saguaro-stateful (the controller on a chi router), "stack" is
-// saguaro-stack.
+// saguaro-stack, "silent" is the stack writing no line (what is left when
+// the line costs nothing).
 var stackVariants = []struct {
 	name string
 	l    layers
@@ -137,6 +138,7 @@ var stackVariants = []struct {
 	{"chi", layers{chi: true}},
 	{"logger", layers{chi: true, logger: true}},
 	{"auth", layers{chi: true, auth: true}},
+	{"silent", layers{chi: true, logger: true, auth: true, silent: true}},
 	{"stack", all},
 }
 

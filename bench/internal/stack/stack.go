@@ -58,6 +58,9 @@ type layers struct {
 	chi    bool // chi's RequestID and Recoverer
 	logger bool // the logging preset
 	auth   bool // the verifier and auth.Required
+	// silent sets the logger's level above every request line's: the
+	// logger's bookkeeping without its lines.
+	silent bool
 }
 
 var all = layers{chi: true, logger: true, auth: true}
@@ -95,7 +98,11 @@ func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack,
 		r.Use(chimw.RequestID)
 	}
 	if l.logger {
-		r.Use(middleware.RequestLogger(slog.New(middleware.NewJSONHandler(logOut, nil)), nil))
+		var lo *middleware.LogOptions
+		if l.silent {
+			lo = &middleware.LogOptions{Level: slog.LevelError + 1}
+		}
+		r.Use(middleware.RequestLogger(slog.New(middleware.NewJSONHandler(logOut, nil)), lo))
 	}
 	if l.chi {
 		r.Use(chimw.Recoverer)
