@@ -66,7 +66,8 @@ func reportCPU(b *testing.B) func() {
 // bearer token, the MCP headers and a JSON body; lines are formatted in
 // full by slog's JSON handler and discarded. "none" is the same chain
 // without a logger: the logger's cost is the difference. "preset-direct"
-// is the preset writing through JSONHandler (the same line). "httplog" is
+// is the preset writing through JSONHandler (the same line);
+// "preset-silent" writes no line (the preset's bookkeeping). "httplog" is
 // httplog's own middleware in the logger's place, for reference.
 func BenchmarkRequestLogger_MCPPost(b *testing.B) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -87,6 +88,7 @@ func BenchmarkRequestLogger_MCPPost(b *testing.B) {
 		{"none", chain(nil)},
 		{"preset", chain(RequestLogger(logger, nil))},
 		{"preset-direct", chain(RequestLogger(slog.New(NewJSONHandler(io.Discard, nil)), nil))},
+		{"preset-silent", chain(RequestLogger(slog.New(NewJSONHandler(io.Discard, nil)), &LogOptions{Level: slog.LevelError + 1}))},
 		{"httplog", chain(httplog.RequestLogger(logger, &httplog.Options{
 			LogRequestHeaders: []string{"Content-Type", "Origin"},
 		}))},

@@ -11,7 +11,7 @@ import (
 // accepted.
 func (st *reqState) streamStarted(status int) {
 	st.stream.Store(true)
-	st.l.streamStart(st, st.ww.Header(), status)
+	st.l.streamStart(st, st.sw.Header(), status)
 }
 
 // streamStart writes the line that says an event stream was accepted.
