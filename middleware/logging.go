@@ -134,6 +134,9 @@ const defaultLogBodyMaxLen = 1024
 // creates. Call [SetAttrs] and [SetError] of this package instead; they
 // take the same arguments and are safe from any goroutine.
 //
+// With a logger on [NewJSONHandler], the line is written without a
+// slog.Record, byte for byte what slog.JSONHandler would write.
+//
 // Place it after chi's RequestID and ClientIPFrom… middleware, so their
 // values reach the line, and before everything else. RequestLogger panics
 // if logger is nil or opts is invalid.
