@@ -19,11 +19,16 @@ type tokenCache struct {
 	max int
 	ttl time.Duration
 	now func() time.Time
+	// gen is the generation of the key set (nil: keys never change): an
+	// entry of an older generation, verified before a key was dropped, is
+	// checked again.
+	gen func() uint64
 }
 
 type cacheEntry struct {
 	st    *state // what Handler leaves in the context: the claims, no error
 	until time.Time
+	gen   uint64
 }
 
 func newTokenCache(size int, ttl time.Duration, now func() time.Time) *tokenCache {
@@ -49,16 +54,25 @@ func (c *tokenCache) get(token string) (*state, [sha256.Size]byte, bool) {
 	if !ok {
 		return nil, key, false
 	}
-	if !c.now().Before(e.until) {
+	if !c.now().Before(e.until) || e.gen != c.generation() {
 		delete(c.m, key)
 		return nil, key, false
 	}
 	return e.st, key, true
 }
 
-// put remembers a verified token until its exp or the TTL, whichever is
+// generation is the key set's generation, 0 when it never changes.
+func (c *tokenCache) generation() uint64 {
+	if c.gen == nil {
+		return 0
+	}
+	return c.gen()
+}
+
+// put remembers a token verified with the keys of generation gen (read
+// before the verification began) until its exp or the TTL, whichever is
 // first.
-func (c *tokenCache) put(key [sha256.Size]byte, st *state) {
+func (c *tokenCache) put(key [sha256.Size]byte, st *state, gen uint64) {
 	until := c.now().Add(c.ttl)
 	if exp := st.claims.ExpiresAt; !exp.IsZero() && exp.Before(until) {
 		until = exp
@@ -71,5 +85,5 @@ func (c *tokenCache) put(key [sha256.Size]byte, st *state) {
 			break
 		}
 	}
-	c.m[key] = cacheEntry{st: st, until: until}
+	c.m[key] = cacheEntry{st: st, until: until, gen: gen}
 }

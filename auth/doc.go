@@ -88,9 +88,11 @@
 // 50 µs against 1.5 µs for a cache hit, BenchmarkVerify). So a token that
 // verified is trusted again for Options.CacheTTL (1 minute) without its
 // signature being checked, never past its exp; Options.CacheSize bounds
-// the cache (4096 tokens, keyed by SHA-256). A key removed from the JWKS
-// keeps its recent tokens valid for up to CacheTTL: set CacheTTL negative
-// where that matters more than the cost.
+// the cache (4096 tokens, keyed by SHA-256). A JWKS refresh that drops a
+// key sends every cached token back to a full check, so the removed key's
+// tokens fail from that refresh on. A token revoked at the authorization
+// server stays valid for up to CacheTTL: set CacheTTL negative where that
+// matters more than the cost.
 //
 // # Lifecycle
 //

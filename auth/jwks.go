@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -130,6 +131,35 @@ type keySet struct {
 	stop          context.CancelFunc
 	transport     *http.Transport // ours to close, or nil
 	closeOnce     sync.Once
+	// gen grows each time a refresh drops a key that was in the set, so
+	// that tokens verified before are checked again (see tokenCache).
+	gen    atomic.Uint64
+	mu     sync.Mutex
+	prints map[string]bool // the keys of the current set, as JSON
+}
+
+// replaced notes a successful replacement of the set by given: the source
+// is healthy, and if a key of the old set is gone the generation grows.
+func (ks *keySet) replaced(given []jwkset.JWK) {
+	ks.failing.Store(false)
+	prints := make(map[string]bool, len(given))
+	for _, k := range given {
+		b, err := json.Marshal(k.Marshal())
+		if err != nil { // cannot tell this key apart: treat the set as changed
+			ks.gen.Add(1)
+			continue
+		}
+		prints[string(b)] = true
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	for p := range ks.prints {
+		if !prints[p] {
+			ks.gen.Add(1)
+			break
+		}
+	}
+	ks.prints = prints
 }
 
 // newKeySet starts the refresher; it runs until ctx ends or close is called.
@@ -150,7 +180,7 @@ func newKeySet(ctx context.Context, o *JWKSOptions) (*keySet, error) {
 	// Every fetch either replaces the set (success) or reaches the error
 	// handler (failure); watching both tells us the source's health.
 	ks.failing.Store(true)
-	store := trackedStorage{Storage: jwkset.NewMemoryStorage(), ok: func() { ks.failing.Store(false) }}
+	store := trackedStorage{Storage: jwkset.NewMemoryStorage(), ok: ks.replaced}
 	onErr := func(ctx context.Context, err error) {
 		ks.failing.Store(true)
 		opts.OnRefreshError(ctx, err)
@@ -237,13 +267,13 @@ func (ks *keySet) close() {
 // trackedStorage reports every successful replacement of the key set.
 type trackedStorage struct {
 	jwkset.Storage
-	ok func()
+	ok func(given []jwkset.JWK)
 }
 
 func (s trackedStorage) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) error {
 	err := s.Storage.KeyReplaceAll(ctx, given)
 	if err == nil {
-		s.ok()
+		s.ok(given)
 	}
 	return err
 }

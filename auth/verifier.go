@@ -66,9 +66,11 @@ type Options struct {
 	// client sends the same token on every request, and an RS256 or ES256
 	// check costs more than the rest of a typical request, an
 	// introspection a network round trip. Default 1 minute; never past
-	// the token's exp; negative turns the cache off. Pitfall: a key
-	// removed from the JWKS, or a token revoked at the authorization
-	// server, stays accepted for up to CacheTTL.
+	// the token's exp; negative turns the cache off. A JWKS refresh that
+	// drops a key sends every cached token back to a full check, so a
+	// token of the removed key fails from that refresh on. Pitfall: a
+	// token revoked at the authorization server stays accepted for up to
+	// CacheTTL.
 	CacheTTL time.Duration
 
 	// Now replaces time.Now, for tests.
@@ -203,6 +205,9 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 		ttl = time.Minute
 	}
 	v.cache = newTokenCache(size, ttl, o.Now)
+	if v.cache != nil && v.jwks != nil {
+		v.cache.gen = v.jwks.gen.Load
+	}
 	return v, nil
 }
 
@@ -328,6 +333,10 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 			return st, nil
 		}
 	}
+	var gen uint64
+	if v.cache != nil {
+		gen = v.cache.generation() // before the keys are looked at
+	}
 	var claims *Claims
 	if v.introspector != nil {
 		c, err := v.introspect(ctx, token)
@@ -344,7 +353,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 	}
 	st := &state{claims: claims, challenge: v.challenge}
 	if v.cache != nil {
-		v.cache.put(key, st)
+		v.cache.put(key, st, gen)
 	}
 	return st, nil
 }

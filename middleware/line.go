@@ -46,7 +46,7 @@ func appendPanic(line []slog.Attr, s *httplog.Schema, rec any, stack []uintptr) 
 func (l *reqLogger) appendFields(line []slog.Attr, st *reqState, u string, status int, d time.Duration, aborted, logReqBody, logRespBody bool) []slog.Attr {
 	o := &l.opts
 	s := o.Schema
-	r, ww := st.orig, st.ww
+	r, ww := st.orig, &st.sw
 	ref := r.Header.Get("Referer")
 	if strings.ContainsAny(ref, "?#@") {
 		ref = redactReferer(ref, l.keep)
@@ -66,7 +66,7 @@ func (l *reqLogger) appendFields(line []slog.Attr, st *reqState, u string, statu
 		slog.Attr{Key: s.ResponseHeaders, Value: slog.GroupValue(headerAttrs(ww.Header(), o.LogResponseHeaders)...)},
 		slog.Int(s.ResponseStatus, status),
 		responseDuration(s.ResponseDuration, d),
-		slog.Int(s.ResponseBytes, ww.BytesWritten()),
+		slog.Int(s.ResponseBytes, ww.bytes),
 	)
 	if aborted {
 		line = appendAttrs(line, slog.Any(httplog.ErrorKey, httplog.ErrClientAborted), slog.String(s.ErrorType, "ClientAborted"))

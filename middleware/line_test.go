@@ -336,11 +336,19 @@ var lineCases = []lineCase{
 // preset, and returns the request's line.
 func lineOf(t *testing.T, s *httplog.Schema, tc lineCase, viaHTTPLogMiddleware bool) string {
 	t.Helper()
+	return lineThrough(t, s, tc, viaHTTPLogMiddleware, func(w io.Writer) slog.Handler {
+		return slog.NewJSONHandler(w, &slog.HandlerOptions{
+			Level:       slog.LevelDebug,
+			ReplaceAttr: normaliseLine(s),
+		})
+	})
+}
+
+// lineThrough is lineOf with the slog handler newHandler returns.
+func lineThrough(t *testing.T, s *httplog.Schema, tc lineCase, viaHTTPLogMiddleware bool, newHandler func(io.Writer) slog.Handler) string {
+	t.Helper()
 	sink := &logSink{}
-	logger := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{
-		Level:       slog.LevelDebug,
-		ReplaceAttr: normaliseLine(s),
-	}))
+	logger := slog.New(newHandler(sink))
 	opts := tc.opts
 	opts.Schema = s
 	opts.Level = slog.LevelDebug

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
 )
 
@@ -135,6 +134,9 @@ const defaultLogBodyMaxLen = 1024
 // creates. Call [SetAttrs] and [SetError] of this package instead; they
 // take the same arguments and are safe from any goroutine.
 //
+// With a logger on [NewJSONHandler], the line is written without a
+// slog.Record, byte for byte what slog.JSONHandler would write.
+//
 // Place it after chi's RequestID and ClientIPFrom… middleware, so their
 // values reach the line, and before everything else. RequestLogger panics
 // if logger is nil or opts is invalid.
@@ -220,7 +222,6 @@ type reqState struct {
 	logged         *http.Request // the redacted copy for the caller's hooks, or nil
 	url            *url.URL      // the URL as logged (query values redacted)
 	reqAttrs       []slog.Attr   // header-derived, set before the handler runs
-	ww             chimw.WrapResponseWriter
 	l              *reqLogger
 	hr             *http.Request
 	stream         atomic.Bool
@@ -277,19 +278,17 @@ func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		st.reqBody = new(bytes.Buffer)
 		hr.Body = io.NopCloser(io.TeeReader(r.Body, st.reqBody))
 	}
-	ww := chimw.NewWrapResponseWriter(w, r.ProtoMajor)
+	st.sw = streamWriter{ResponseWriter: w, starter: st}
 	if logRespBody {
 		st.respBody = new(bytes.Buffer)
-		ww.Tee(st.respBody)
+		st.sw.tee = st.respBody
 	}
-	st.ww = ww
 	start := time.Now()
 
 	st.reqAttrs = requestAttrs(hr, st.reqBuf[:0])
 	_, st.sessionFromReq = findAttr(st.reqAttrs, MCPSessionKey)
-	st.sw = streamWriter{ResponseWriter: ww, ww: ww, starter: st}
 	var sw http.ResponseWriter = &st.sw
-	if _, ok := ww.(http.Hijacker); ok {
+	if _, ok := w.(http.Hijacker); ok {
 		sw = hijackStreamWriter{&st.sw}
 	}
 
@@ -309,7 +308,7 @@ func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 // (rec is what it panicked with; a runtime.Goexit leaves it nil).
 func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, panicked bool, rec any, logReqBody, logRespBody bool) {
 	o := &l.opts
-	ww := st.ww
+	ww := &st.sw
 	bag := st.bag.close()
 	// The line is built on the stack (it grows to the heap past 40
 	// attributes); the record copies it.
@@ -317,7 +316,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	line := lineBuf[:0]
 	if rec != nil {
 		// 500 if recovering and no status was set.
-		if o.RecoverPanics && ww.Status() == 0 && st.orig.Header.Get("Connection") != "Upgrade" {
+		if o.RecoverPanics && ww.code == 0 && st.orig.Header.Get("Connection") != "Upgrade" {
 			ww.WriteHeader(http.StatusInternalServerError)
 		}
 		if rec == http.ErrAbortHandler || !o.RecoverPanics {
@@ -337,7 +336,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	}
 
 	duration := time.Since(start)
-	status := ww.Status()
+	status := ww.code
 	if status == 0 {
 		status = http.StatusOK // what net/http sends when the handler wrote nothing
 	}
@@ -364,6 +363,12 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	}
 
 	var msg [128]byte
+	m := appendMessage(msg[:0], st.orig.Method, u, status, duration)
+	if jh, ok := h.(*JSONHandler); ok {
+		if done, _ := jh.writeLine(time.Now(), lvl, m, line); done {
+			return
+		}
+	}
 	pc := l.pc.Load()
 	if pc == 0 {
 		var pcs [1]uintptr
@@ -371,7 +376,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		pc = pcs[0]
 		l.pc.Store(pc)
 	}
-	r := slog.NewRecord(time.Now(), lvl, string(appendMessage(msg[:0], st.orig.Method, u, status, duration)), pc)
+	r := slog.NewRecord(time.Now(), lvl, string(m), pc)
 	r.AddAttrs(line...)
 	_ = h.Handle(ctx, r)
 }

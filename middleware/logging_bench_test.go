@@ -65,7 +65,9 @@ func reportCPU(b *testing.B) func() {
 // chi's RequestID and ClientIPFromRemoteAddr, then the logger, with a
 // bearer token, the MCP headers and a JSON body; lines are formatted in
 // full by slog's JSON handler and discarded. "none" is the same chain
-// without a logger: the logger's cost is the difference. "httplog" is
+// without a logger: the logger's cost is the difference. "preset-direct"
+// is the preset writing through JSONHandler (the same line);
+// "preset-silent" writes no line (the preset's bookkeeping). "httplog" is
 // httplog's own middleware in the logger's place, for reference.
 func BenchmarkRequestLogger_MCPPost(b *testing.B) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -85,6 +87,8 @@ func BenchmarkRequestLogger_MCPPost(b *testing.B) {
 	}{
 		{"none", chain(nil)},
 		{"preset", chain(RequestLogger(logger, nil))},
+		{"preset-direct", chain(RequestLogger(slog.New(NewJSONHandler(io.Discard, nil)), nil))},
+		{"preset-silent", chain(RequestLogger(slog.New(NewJSONHandler(io.Discard, nil)), &LogOptions{Level: slog.LevelError + 1}))},
 		{"httplog", chain(httplog.RequestLogger(logger, &httplog.Options{
 			LogRequestHeaders: []string{"Content-Type", "Origin"},
 		}))},

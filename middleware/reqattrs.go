@@ -49,7 +49,7 @@ func requestAttrs(r *http.Request, attrs []slog.Attr) []slog.Attr {
 func (st *reqState) appendOwnAttrs(line []slog.Attr, bag []slog.Attr) []slog.Attr {
 	k := len(line)
 	line = append(line, st.reqAttrs...)
-	line = appendResponseAttrs(line, st.ww.Header(), st.sessionFromReq)
+	line = appendResponseAttrs(line, st.sw.Header(), st.sessionFromReq)
 	if st.stream.Load() {
 		line = append(line, slog.String(StreamLogKey, "end"))
 	}

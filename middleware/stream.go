@@ -4,13 +4,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // streamStarted is called by the stream writer when an event stream is
 // accepted.
 func (st *reqState) streamStarted(status int) {
 	st.stream.Store(true)
-	st.l.streamStart(st, st.ww.Header(), status)
+	st.l.streamStart(st, st.sw.Header(), status)
 }
 
 // streamStart writes the line that says an event stream was accepted.
@@ -44,5 +45,10 @@ func (l *reqLogger) streamStart(st *reqState, respHeader http.Header, status int
 		attrs = groupByDelimiter(attrs, s.GroupDelimiter)
 	}
 	msg := r.Method + " " + u + " => HTTP " + strconv.Itoa(status) + " stream start"
+	if jh, ok := l.logger.Handler().(*JSONHandler); ok {
+		if done, _ := jh.writeLine(time.Now(), slog.LevelInfo, []byte(msg), attrs); done {
+			return
+		}
+	}
 	l.logger.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
 }

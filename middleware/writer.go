@@ -2,29 +2,31 @@ package middleware
 
 import (
 	"bufio"
+	"io"
 	"mime"
 	"net"
 	"net/http"
 	"strings"
-
-	chimw "github.com/go-chi/chi/v5/middleware"
 )
 
-// streamWriter sits between the handler and the logger's writer. It
-// notices the moment the response header is committed: if the response is
-// an event stream, it stops the logger's copy of the body and reports the
-// start.
+// streamWriter is the writer the handler gets. It records the status and
+// the bytes of the response for the line (itself, not through a wrapper of
+// its own), copies the body when it is logged, and notices the moment the
+// response header is committed: if the response is an event stream, it
+// stops the copy and reports the start.
 //
 // It is transparent: Unwrap reaches the writer below (so
 // http.NewResponseController finds deadlines and full duplex), Flush and
-// FlushError commit the header first and then flush the writer at the
-// bottom, so a flush error survives (chi's wrapper swallows it).
+// FlushError commit the header first and then flush the writer below, so
+// a flush error survives.
 type streamWriter struct {
-	http.ResponseWriter
-	ww          chimw.WrapResponseWriter // the logger's writer, whose copy of the body stops
-	starter     interface{ streamStarted(status int) }
-	committed   bool
-	wroteHeader bool
+	http.ResponseWriter                                 // the writer below the logger
+	starter             interface{ streamStarted(int) } // told when a stream is accepted
+	tee                 io.Writer                       // the copy of a logged body, until a stream starts
+	code                int                             // the final status, 0 until written
+	bytes               int                             // body bytes written
+	committed           bool
+	wroteHeader         bool
 }
 
 // hijackStreamWriter is a streamWriter over a writer that can be hijacked;
@@ -42,15 +44,24 @@ func (w *streamWriter) commit(status int) {
 	if status < 200 || status > 299 || !isEventStream(w.Header().Get("Content-Type")) {
 		return
 	}
-	w.ww.Tee(nil) // never copy a stream into the log buffer
+	w.tee = nil // never copy a stream into the log buffer
 	w.starter.streamStarted(status)
 }
 
+// WriteHeader passes an informational status on; the first final one is
+// recorded and sent, a later one is dropped (net/http would only complain
+// about it).
 func (w *streamWriter) WriteHeader(code int) {
-	if code >= 200 || code == http.StatusSwitchingProtocols {
-		w.commit(code)
-		w.wroteHeader = true
+	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		w.ResponseWriter.WriteHeader(code)
+		return
 	}
+	if w.wroteHeader {
+		return
+	}
+	w.commit(code)
+	w.code = code
+	w.wroteHeader = true
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -58,7 +69,14 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	if w.tee != nil {
+		if _, err2 := w.tee.Write(p[:n]); err == nil {
+			err = err2
+		}
+	}
+	w.bytes += n
+	return n, err
 }
 
 // Flush flushes; see FlushError.
@@ -70,11 +88,7 @@ func (w *streamWriter) FlushError() error {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	bottom := w.ResponseWriter
-	if u, ok := bottom.(interface{ Unwrap() http.ResponseWriter }); ok {
-		bottom = u.Unwrap()
-	}
-	return http.NewResponseController(bottom).Flush()
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap returns the writer below, for http.NewResponseController.

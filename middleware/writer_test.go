@@ -170,3 +170,29 @@ func TestStreamWriter_FlushErrorAfterClientLeft(t *testing.T) {
 	assert.Error(t, err, "a write or flush after the client left reports it")
 	assert.False(t, errors.Is(err, http.ErrNotSupported))
 }
+
+// The preset records the first final status and the body bytes itself: an
+// informational status passes through unrecorded, a second final status is
+// dropped, and the line has what the client got.
+func TestStreamWriter_RecordsStatusAndBytes(t *testing.T) {
+	t.Parallel()
+	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(http.StatusCreated)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, "hello")
+		_, _ = io.WriteString(w, ", world")
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/x", nil)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusCreated, res.StatusCode)
+	assert.Equal(t, "hello, world", string(body))
+	lines := sink.waitLines(t, 1)
+	require.Len(t, lines, 1)
+	assert.EqualValues(t, http.StatusCreated, lines[0]["http.response.status_code"])
+	assert.EqualValues(t, len("hello, world"), lines[0]["http.response.body.bytes"])
+}

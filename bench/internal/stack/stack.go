@@ -1,8 +1,9 @@
 // Package stack is the "realistic stack" a production saguaro deployment
 // puts around its MCP endpoint, for the saguaro-stack configuration: a chi
 // router with chi's RequestID, saguaro's logging preset
-// (middleware.RequestLogger, JSON lines formatted in full and written to
-// io.Discard, so the formatting is paid and disk I/O is not), chi's
+// (middleware.RequestLogger through middleware.JSONHandler, JSON lines
+// formatted in full and written to io.Discard, so the formatting is paid
+// and disk I/O is not; the line is what slog.JSONHandler writes), chi's
 // Recoverer, and saguaro's JWT bearer verifier (auth.Verifier.Handler +
 // auth.Required) with an RS256 key, the usual choice of OAuth
 // authorization servers.
@@ -47,27 +48,36 @@ type Stack struct {
 	Token string
 	// Close stops the verifier.
 	Close func()
-
-	pub *rsa.PublicKey // the verification key, for the split benchmarks
 }
 
 // TokenLifetime is how long the minted token is valid: longer than any run.
 const TokenLifetime = 2 * time.Hour
 
+// layers selects the parts of the stack; the benchmarks take it apart.
+type layers struct {
+	chi    bool // chi's RequestID and Recoverer
+	logger bool // the logging preset
+	auth   bool // the verifier and auth.Required
+	// silent sets the logger's level above every request line's: the
+	// logger's bookkeeping without its lines.
+	silent bool
+}
+
+var all = layers{chi: true, logger: true, auth: true}
+
 // Wrap mounts inner at path behind the stack. logOut receives the log lines
 // (io.Discard in the benchmark; a buffer in tests).
 func Wrap(path string, inner http.Handler, logOut io.Writer) (*Stack, error) {
+	return build(path, inner, logOut, all)
+}
+
+// build mounts inner at path on a chi router behind the layers l selects,
+// in the order of the full stack. Without auth, Token is still minted (and
+// ignored), so every variant sees the same request.
+func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
-	}
-	v, err := auth.NewVerifier(context.Background(), &auth.Options{
-		Resource: Resource,
-		Issuer:   Issuer,
-		Keys:     []auth.Key{auth.RSAKey("RS256", &key.PublicKey).WithID("bench")},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("verifier: %w", err)
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
 		"iss":   Issuer,
@@ -80,41 +90,37 @@ func Wrap(path string, inner http.Handler, logOut io.Writer) (*Stack, error) {
 	tok.Header["kid"] = "bench"
 	signed, err := tok.SignedString(key)
 	if err != nil {
-		_ = v.Close()
 		return nil, fmt.Errorf("mint token: %w", err)
 	}
 
-	logger := slog.New(slog.NewJSONHandler(logOut, nil))
 	r := chi.NewRouter()
-	r.Use(chimw.RequestID)
-	r.Use(middleware.RequestLogger(logger, nil))
-	r.Use(chimw.Recoverer)
-	r.With(v.Handler, auth.Required()).Mount(path, inner)
-	return &Stack{Handler: r, Token: signed, Close: func() { _ = v.Close() }, pub: &key.PublicKey}, nil
-}
-
-// wrapLoggerOnly is the stack without authentication (benchmarks only).
-func wrapLoggerOnly(path string, inner http.Handler, logOut io.Writer) (http.Handler, error) {
-	r := chi.NewRouter()
-	r.Use(chimw.RequestID)
-	r.Use(middleware.RequestLogger(slog.New(slog.NewJSONHandler(logOut, nil)), nil))
-	r.Use(chimw.Recoverer)
-	r.Mount(path, inner)
-	return r, nil
-}
-
-// wrapVerifierOnly is the stack without logging (benchmarks only); it
-// verifies tokens of the key s was built with.
-func wrapVerifierOnly(path string, inner http.Handler, s *Stack) (http.Handler, func(), error) {
-	v, err := auth.NewVerifier(context.Background(), &auth.Options{
-		Resource: Resource,
-		Issuer:   Issuer,
-		Keys:     []auth.Key{auth.RSAKey("RS256", s.pub).WithID("bench")},
-	})
-	if err != nil {
-		return nil, nil, err
+	if l.chi {
+		r.Use(chimw.RequestID)
 	}
-	r := chi.NewRouter()
-	r.With(v.Handler, auth.Required()).Mount(path, inner)
-	return r, func() { _ = v.Close() }, nil
+	if l.logger {
+		var lo *middleware.LogOptions
+		if l.silent {
+			lo = &middleware.LogOptions{Level: slog.LevelError + 1}
+		}
+		r.Use(middleware.RequestLogger(slog.New(middleware.NewJSONHandler(logOut, nil)), lo))
+	}
+	if l.chi {
+		r.Use(chimw.Recoverer)
+	}
+	closeFn := func() {}
+	if l.auth {
+		v, err := auth.NewVerifier(context.Background(), &auth.Options{
+			Resource: Resource,
+			Issuer:   Issuer,
+			Keys:     []auth.Key{auth.RSAKey("RS256", &key.PublicKey).WithID("bench")},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("verifier: %w", err)
+		}
+		closeFn = func() { _ = v.Close() }
+		r.With(v.Handler, auth.Required()).Mount(path, inner)
+	} else {
+		r.Mount(path, inner)
+	}
+	return &Stack{Handler: r, Token: signed, Close: closeFn}, nil
 }

@@ -94,7 +94,7 @@ func build(o serve.Options) (serve.Built, error) {
 	return serve.Built{
 		Handler: st.Handler,
 		Headers: map[string]string{"Authorization": "Bearer " + st.Token},
-		Notes:   notes + "; chi RequestID, middleware.RequestLogger (JSON to io.Discard), Recoverer, auth RS256 verifier + Required, sessions bound to auth.Identity, Attrs = middleware.SetAttrs",
+		Notes:   notes + "; chi RequestID, middleware.RequestLogger (every line, JSON via middleware.JSONHandler to io.Discard), Recoverer, auth RS256 verifier + Required, sessions bound to auth.Identity, Attrs = middleware.SetAttrs",
 		Close:   st.Close,
 	}, nil
 }
