@@ -109,6 +109,7 @@ func (s *session) dispatchSync(r *http.Request, msg *wire.Message) *protocol.Rep
 		s.untrack(msg.ID)
 	}()
 	call := s.Call(msg, &sessionOutbound{s: s})
+	call.Session = s.id
 	info, _ := t.engine.Method(msg.Method)
 	var saved func()
 	if t.cfg.Codec.Movable() {

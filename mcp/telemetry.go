@@ -1,0 +1,436 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
+)
+
+// Telemetry turns on OpenTelemetry traces and metrics, named by the
+// OpenTelemetry semantic conventions for MCP ([Options.Telemetry],
+// [ConnOptions.Telemetry]). A nil *Telemetry, the default, reports
+// nothing and costs nothing; so does a nil provider, for its signal. To
+// use the process's global providers, pass them:
+//
+//	Telemetry: &mcp.Telemetry{
+//		TracerProvider: otel.GetTracerProvider(),
+//		MeterProvider:  otel.GetMeterProvider(),
+//	}
+//
+// Traces: a SERVER span for every request and notification a client
+// sends, named "{mcp.method.name} {target}" ("tools/call add_task",
+// "prompts/get review", else the method alone), with mcp.method.name,
+// jsonrpc.request.id, mcp.session.id, mcp.protocol.version,
+// gen_ai.tool.name and gen_ai.operation.name ("execute_tool"),
+// gen_ai.prompt.name, mcp.resource.uri and network.transport. Its parent
+// is the trace context in params._meta (traceparent, tracestate, baggage)
+// when the client sent one, linked to the context of the transport (the
+// HTTP request's span, from middleware such as otelhttp); else the
+// transport's context. A JSON-RPC error sets error.type and
+// rpc.response.status_code to its code and the span's status to its
+// message (a cancelled call: "Request cancelled"; one past its deadline:
+// "Request timed out"; a panicking handler: "Internal error", with an
+// exception event); a tool's isError result sets error.type "tool_error".
+// What the server sends the client during a call (sampling/createMessage,
+// elicitation/create, roots/list, progress and log notifications) gets a
+// CLIENT span, child of the call's, whose context is injected into the
+// message's params._meta. A request one replica relays to its session's
+// owner carries the trace context in its HTTP headers: the owner's span is
+// a child of the relaying replica's, so a relayed call is one trace.
+//
+// Metrics: the convention's mcp.server.operation.duration and
+// mcp.server.session.duration histograms (seconds), and, in the same
+// style, mcp.server.session.active (sessions open),
+// mcp.server.stream.active (event streams open) and
+// mcp.server.queue.overflows (stateful calls refused because their
+// session's queue was full).
+type Telemetry struct {
+	// TracerProvider makes the spans; nil means no spans.
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the instruments; nil means no metrics.
+	MeterProvider metric.MeterProvider
+	// Propagator reads trace context from params._meta and relayed
+	// requests' headers and writes it into server→client messages and
+	// relays; nil means W3C Trace Context and Baggage.
+	Propagator propagation.TextMapPropagator
+}
+
+// instrumentationName names the tracer and meter.
+const instrumentationName = "github.com/saguaro-go/saguaro/mcp"
+
+// Attribute values the convention defines.
+const (
+	errorTypeTool = "tool_error"
+	opExecuteTool = "execute_tool"
+	transportTCP  = "tcp"
+	transportPipe = "pipe"
+)
+
+// telemetry is a Telemetry ready to record: its tracer and instruments.
+// nil means off.
+type telemetry struct {
+	tracer    trace.Tracer // nil: no spans
+	prop      propagation.TextMapPropagator
+	transport string // network.transport
+
+	metrics    bool
+	opDuration mcpconv.ServerOperationDuration
+	sessDur    mcpconv.ServerSessionDuration
+	sessions   metric.Int64UpDownCounter
+	streams    metric.Int64UpDownCounter
+	overflows  metric.Int64Counter
+}
+
+// newTelemetry prepares t for a transport; nil when t turns nothing on.
+func newTelemetry(t *Telemetry, transport string) (*telemetry, error) {
+	if t == nil || (t.TracerProvider == nil && t.MeterProvider == nil) {
+		return nil, nil
+	}
+	tel := &telemetry{prop: t.Propagator, transport: transport}
+	if tel.prop == nil {
+		tel.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+	if t.TracerProvider != nil {
+		tel.tracer = t.TracerProvider.Tracer(instrumentationName)
+	}
+	if t.MeterProvider != nil {
+		m := t.MeterProvider.Meter(instrumentationName)
+		var err error
+		if tel.opDuration, err = mcpconv.NewServerOperationDuration(m); err != nil {
+			return nil, fmt.Errorf("mcp: telemetry: %w", err)
+		}
+		if tel.sessDur, err = mcpconv.NewServerSessionDuration(m); err != nil {
+			return nil, fmt.Errorf("mcp: telemetry: %w", err)
+		}
+		if tel.sessions, err = m.Int64UpDownCounter("mcp.server.session.active",
+			metric.WithDescription("MCP sessions open on the server."), metric.WithUnit("{session}")); err != nil {
+			return nil, fmt.Errorf("mcp: telemetry: %w", err)
+		}
+		if tel.streams, err = m.Int64UpDownCounter("mcp.server.stream.active",
+			metric.WithDescription("MCP event streams open on the server (session GET streams, call streams, subscriptions/listen)."),
+			metric.WithUnit("{stream}")); err != nil {
+			return nil, fmt.Errorf("mcp: telemetry: %w", err)
+		}
+		if tel.overflows, err = m.Int64Counter("mcp.server.queue.overflows",
+			metric.WithDescription("MCP stateful calls refused because their session's queue was full."),
+			metric.WithUnit("{call}")); err != nil {
+			return nil, fmt.Errorf("mcp: telemetry: %w", err)
+		}
+		tel.metrics = true
+	}
+	return tel, nil
+}
+
+// metaCarrier is the trace context of a params._meta object, as the
+// propagator reads and writes it.
+type metaCarrier struct {
+	traceparent, tracestate, baggage string
+}
+
+var _ propagation.TextMapCarrier = (*metaCarrier)(nil)
+
+// Get implements propagation.TextMapCarrier.
+func (c *metaCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.traceparent
+	case "tracestate":
+		return c.tracestate
+	case "baggage":
+		return c.baggage
+	}
+	return ""
+}
+
+// Set implements propagation.TextMapCarrier.
+func (c *metaCarrier) Set(key, value string) {
+	switch key {
+	case "traceparent":
+		c.traceparent = value
+	case "tracestate":
+		c.tracestate = value
+	case "baggage":
+		c.baggage = value
+	}
+}
+
+// Keys implements propagation.TextMapCarrier.
+func (c *metaCarrier) Keys() []string { return []string{"traceparent", "tracestate", "baggage"} }
+
+// empty reports whether the carrier holds no trace context.
+func (c *metaCarrier) empty() bool { return c.traceparent == "" && c.baggage == "" }
+
+// readMeta fills c from a _meta object.
+func (c *metaCarrier) readMeta(val []byte) {
+	if len(val) == 0 || val[0] != '{' {
+		return
+	}
+	_ = wire.EachMember(val, func(k, v []byte) error {
+		var dst *string
+		switch {
+		case wire.KeyIs(k, "traceparent"):
+			dst = &c.traceparent
+		case wire.KeyIs(k, "tracestate"):
+			dst = &c.tracestate
+		case wire.KeyIs(k, "baggage"):
+			dst = &c.baggage
+		default:
+			return nil
+		}
+		if s, ok := wire.Unquote(v); ok {
+			*dst = s
+		}
+		return nil
+	})
+}
+
+// callTarget is what a call's params say about what it is about.
+type callTarget struct {
+	name string // tool or prompt
+	uri  string
+	meta metaCarrier
+}
+
+// targetOf reads a call's tool or prompt name, resource URI and _meta
+// trace context.
+func targetOf(call *protocol.Call) callTarget {
+	var t callTarget
+	if call.Tool != nil && call.Method == "tools/call" {
+		t.name = call.Tool.Name
+		t.meta.readMeta(call.Tool.Meta)
+		return t
+	}
+	_ = protocol.EachParamOn(call.Tape, call.Params, func(key, val []byte) *wire.Error {
+		switch {
+		case wire.KeyIs(key, "name"):
+			t.name, _ = wire.Unquote(val)
+		case wire.KeyIs(key, "uri"):
+			t.uri, _ = wire.Unquote(val)
+		case wire.KeyIs(key, "_meta"):
+			t.meta.readMeta(val)
+		}
+		return nil
+	})
+	return t
+}
+
+// relayedKey marks a context whose span context came from a relaying
+// replica's headers: it is the parent of the call's span even when
+// params._meta has a trace context, which the relaying replica's span
+// already continues.
+type relayedKey struct{}
+
+// requestID is jsonrpc.request.id: a string id as it is, a number in
+// decimal.
+func requestID(id wire.ID) string {
+	if s, ok := id.StringValue(); ok {
+		return s
+	}
+	return id.String()
+}
+
+// dispatch serves call through next inside the call's span and records
+// its duration.
+func (t *telemetry) dispatch(ctx context.Context, call *protocol.Call, state any,
+	next func(context.Context, *protocol.Call, any) protocol.Reply) protocol.Reply {
+	start := time.Now()
+	tg := targetOf(call)
+	method := call.Method
+	isTool := method == "tools/call"
+	var target string
+	if isTool || method == "prompts/get" {
+		target = tg.name
+	}
+
+	attrs := make([]attribute.KeyValue, 0, 12)
+	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
+	if t.transport != "" {
+		attrs = append(attrs, semconv.NetworkTransportKey.String(t.transport))
+	}
+	if rev := Revision(call.Revision.OrDefault()); rev < revEnd && method != "initialize" {
+		attrs = append(attrs, semconv.McpProtocolVersionKey.String(rev.String()))
+	}
+	switch {
+	case isTool && target != "":
+		attrs = append(attrs, semconv.GenAIToolName(target), semconv.GenAIOperationNameExecuteTool)
+	case method == "prompts/get" && target != "":
+		attrs = append(attrs, semconv.GenAIPromptName(target))
+	}
+	nMetric := len(attrs)
+	if tg.uri != "" {
+		attrs = append(attrs, semconv.McpResourceURI(tg.uri))
+	}
+
+	var span trace.Span
+	if t.tracer != nil {
+		name := method
+		if target != "" {
+			name = method + " " + target
+		}
+		spanAttrs := attrs
+		if !call.ID.IsZero() {
+			spanAttrs = append(spanAttrs, semconv.JSONRPCRequestID(requestID(call.ID)))
+		}
+		if call.Session != "" {
+			spanAttrs = append(spanAttrs, semconv.McpSessionID(call.Session))
+		}
+		parent := ctx
+		opts := make([]trace.SpanStartOption, 0, 3)
+		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanAttrs...))
+		if !tg.meta.empty() && ctx.Value(relayedKey{}) == nil {
+			parent = t.prop.Extract(ctx, &tg.meta)
+			if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
+			}
+		}
+		ctx, span = t.tracer.Start(parent, name, opts...)
+	}
+
+	reply := next(ctx, call, state)
+
+	var errType string
+	switch {
+	case reply.Err != nil:
+		errType = strconv.Itoa(reply.Err.Code)
+		attrs = append(attrs[:nMetric], semconv.ErrorTypeKey.String(errType), semconv.RPCResponseStatusCode(errType))
+	case reply.ToolError:
+		errType = errorTypeTool
+		attrs = append(attrs[:nMetric], semconv.ErrorTypeKey.String(errType))
+	default:
+		attrs = attrs[:nMetric]
+	}
+	if span != nil {
+		if errType != "" {
+			if reply.Err != nil {
+				span.SetAttributes(attrs[nMetric:]...)
+				span.SetStatus(codes.Error, reply.Err.Message)
+			} else {
+				span.SetAttributes(semconv.ErrorTypeKey.String(errType))
+				span.SetStatus(codes.Error, errType)
+			}
+		}
+		span.End()
+	}
+	if t.metrics {
+		t.opDuration.Inst().Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+	}
+	return reply
+}
+
+// panicked records a handler's panic on the call's span.
+func (t *telemetry) panicked(ctx context.Context, p any) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("exception", trace.WithAttributes(
+			semconv.ExceptionType(fmt.Sprintf("%T", p)),
+			semconv.ExceptionMessage(fmt.Sprint(p)),
+		))
+	}
+}
+
+// send wraps what the server sends the client during a call (a request
+// when request is true, else a notification) in a CLIENT span, and
+// injects its context into params._meta. end ends the span with the
+// send's outcome.
+func (t *telemetry) send(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, func(error)) {
+	if t.tracer == nil {
+		return params, func(error) {}
+	}
+	ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(semconv.McpMethodNameKey.String(method)))
+	var c metaCarrier
+	t.prop.Inject(ctx, &c)
+	params = injectMeta(params, &c)
+	return params, func(err error) {
+		var ir *InputRequiredError
+		var je *wire.Error
+		switch {
+		case err == nil, errors.As(err, &ir):
+		case errors.As(err, &je):
+			code := strconv.Itoa(je.Code)
+			span.SetAttributes(semconv.ErrorTypeKey.String(code), semconv.RPCResponseStatusCode(code))
+			span.SetStatus(codes.Error, je.Message)
+		default:
+			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+// errorType is error.type for an error that is no JSON-RPC error.
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "_OTHER"
+}
+
+// injectMeta returns params with c's trace context in its _meta object
+// (created when absent; members already there are kept, and win).
+func injectMeta(params json.RawMessage, c *metaCarrier) json.RawMessage {
+	if c.empty() {
+		return params
+	}
+	var meta []byte
+	var rest [][2][]byte
+	if len(params) > 0 && params[0] == '{' {
+		_ = wire.EachMember(params, func(k, v []byte) error {
+			if wire.KeyIs(k, "_meta") && len(v) > 0 && v[0] == '{' {
+				meta = v
+				return nil
+			}
+			rest = append(rest, [2][]byte{k, v})
+			return nil
+		})
+	}
+	var have metaCarrier
+	have.readMeta(meta)
+	out := make([]byte, 0, len(params)+len(c.traceparent)+len(c.tracestate)+len(c.baggage)+64)
+	out = append(out, `{"_meta":{`...)
+	n := 0
+	add := func(key, val, had string) {
+		if val == "" || had != "" {
+			return
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = wire.AppendString(append(wire.AppendString(out, key), ':'), val)
+		n++
+	}
+	add("traceparent", c.traceparent, have.traceparent)
+	add("tracestate", c.tracestate, have.tracestate)
+	add("baggage", c.baggage, have.baggage)
+	if inner := bytes.TrimSpace(meta[min(1, len(meta)):max(len(meta)-1, 0)]); len(inner) > 0 {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, inner...)
+	}
+	out = append(out, '}')
+	for _, kv := range rest {
+		out = append(out, ',')
+		out = append(out, kv[0]...)
+		out = append(out, ':')
+		out = append(out, kv[1]...)
+	}
+	return append(out, '}')
+}
