@@ -79,6 +79,9 @@ func Controller(opts *Options) *Endpoint {
 		MaxListeners: listen.MaxStreams,
 		Limits:       o.Limits.config(),
 	}
+	if tel != nil {
+		cfg.Observer = observer{tel}
+	}
 	if s := o.Sessions; s != nil {
 		cfg.Sessions = s.config()
 	}

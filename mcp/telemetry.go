@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	"github.com/saguaro-go/saguaro/mcp/internal/streamable"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -433,4 +435,114 @@ func injectMeta(params json.RawMessage, c *metaCarrier) json.RawMessage {
 		out = append(out, kv[1]...)
 	}
 	return append(out, '}')
+}
+
+// observer is what telemetry hears of the Streamable HTTP transport.
+type observer struct{ t *telemetry }
+
+var _ streamable.Observer = observer{}
+
+// revisionAttrs are a session metric's attributes.
+func (o observer) revisionAttrs(rev protocol.Revision) metric.MeasurementOption {
+	return metric.WithAttributes(semconv.McpProtocolVersion(Revision(rev.OrDefault()).String()),
+		semconv.NetworkTransportKey.String(o.t.transport))
+}
+
+// SessionOpened implements streamable.Observer.
+func (o observer) SessionOpened(rev protocol.Revision) {
+	if o.t.metrics {
+		o.t.sessions.Add(context.Background(), 1, o.revisionAttrs(rev))
+	}
+}
+
+// SessionClosed implements streamable.Observer. A session that moved to
+// another replica goes on there: its duration is not recorded here.
+func (o observer) SessionClosed(rev protocol.Revision, d time.Duration, reason streamable.CloseReason) {
+	if !o.t.metrics {
+		return
+	}
+	o.t.sessions.Add(context.Background(), -1, o.revisionAttrs(rev))
+	if reason != streamable.CloseReason(CloseMoved) {
+		o.t.sessDur.Inst().Record(context.Background(), d.Seconds(), o.revisionAttrs(rev))
+	}
+}
+
+// StreamOpened implements streamable.Observer.
+func (o observer) StreamOpened() {
+	if o.t.metrics {
+		o.t.streams.Add(context.Background(), 1)
+	}
+}
+
+// StreamClosed implements streamable.Observer.
+func (o observer) StreamClosed() {
+	if o.t.metrics {
+		o.t.streams.Add(context.Background(), -1)
+	}
+}
+
+// QueueOverflow implements streamable.Observer.
+func (o observer) QueueOverflow() {
+	if o.t.metrics {
+		o.t.overflows.Add(context.Background(), 1)
+	}
+}
+
+// attrRelayOwner names the replica a relayed request went to.
+const attrRelayOwner = "saguaro.relay.owner"
+
+// Relay implements streamable.Observer: a CLIENT span for the hop to the
+// session's owner, named as the call's own span is, its parent the call's
+// _meta trace context when present, else ctx's.
+func (o observer) Relay(ctx context.Context, body []byte, owner string) (context.Context, func(http.Header), func(int)) {
+	if o.t.tracer == nil {
+		return ctx, nil, func(int) {}
+	}
+	var call protocol.Call
+	if len(body) > 0 && body[0] == '{' {
+		_ = wire.EachMember(body, func(k, v []byte) error {
+			switch {
+			case wire.KeyIs(k, "method"):
+				call.Method, _ = wire.Unquote(v)
+			case wire.KeyIs(k, "params"):
+				call.Params = v
+			}
+			return nil
+		})
+	}
+	tg := targetOf(&call)
+	name := call.Method
+	if name == "" {
+		name = "relay"
+	}
+	attrs := []attribute.KeyValue{attribute.String(attrRelayOwner, owner)}
+	if call.Method != "" {
+		attrs = append(attrs, semconv.McpMethodNameKey.String(call.Method))
+	}
+	if tg.name != "" && (call.Method == "tools/call" || call.Method == "prompts/get") {
+		name += " " + tg.name
+	}
+	parent := ctx
+	if !tg.meta.empty() {
+		parent = o.t.prop.Extract(ctx, &tg.meta)
+	}
+	ctx, span := o.t.tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	inject := func(h http.Header) { o.t.prop.Inject(ctx, propagation.HeaderCarrier(h)) }
+	return ctx, inject, func(status int) {
+		if status >= http.StatusInternalServerError || status == 0 {
+			code := strconv.Itoa(status)
+			span.SetAttributes(semconv.ErrorTypeKey.String(code))
+			span.SetStatus(codes.Error, http.StatusText(status))
+		}
+		span.End()
+	}
+}
+
+// Relayed implements streamable.Observer.
+func (o observer) Relayed(ctx context.Context, h http.Header) context.Context {
+	rctx := o.t.prop.Extract(ctx, propagation.HeaderCarrier(h))
+	if !trace.SpanContextFromContext(rctx).IsValid() {
+		return ctx
+	}
+	return context.WithValue(rctx, relayedKey{}, true)
 }

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -311,6 +312,54 @@ func TestTelemetryMetrics(t *testing.T) {
 	assert.Equal(t, uint64(3), counts["tools/call echo "])
 	assert.Equal(t, uint64(1), counts["tools/call fail tool_error"])
 	assert.Equal(t, uint64(1), counts["initialize  "])
+
+	// Sessions and streams open, then a session's duration once it ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	st := openStream(t, ts.get(ctx, sid))
+	st.priming()
+	assert.Equal(t, int64(1), rec.sum(t, "mcp.server.session.active"))
+	assert.Equal(t, int64(1), rec.sum(t, "mcp.server.stream.active"))
+	cancel()
+	st.close()
+	eventually(t, func() bool { return rec.sum(t, "mcp.server.stream.active") == 0 }, "the stream is still counted")
+	readEmpty(t, ts.del(sid), http.StatusNoContent)
+	assert.Equal(t, int64(0), rec.sum(t, "mcp.server.session.active"))
+	m := rec.metric(t, "mcp.server.session.duration")
+	assert.Equal(t, "s", m.Unit)
+	sd, ok := m.Data.(metricdata.Histogram[float64])
+	require.True(t, ok)
+	require.Len(t, sd.DataPoints, 1)
+	assert.Equal(t, uint64(1), sd.DataPoints[0].Count)
+	v, _ := sd.DataPoints[0].Attributes.Value("mcp.protocol.version")
+	assert.Equal(t, "2025-11-25", v.AsString())
+}
+
+// metric collects the metrics and returns the one named name.
+func (r *otelRecorder) metric(t testing.TB, name string) metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.reader.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m
+			}
+		}
+	}
+	require.FailNow(t, "no metric "+name)
+	return metricdata.Metrics{}
+}
+
+// sum is an integer sum metric's total over its data points.
+func (r *otelRecorder) sum(t testing.TB, name string) int64 {
+	t.Helper()
+	s, ok := r.metric(t, name).Data.(metricdata.Sum[int64])
+	require.True(t, ok, name)
+	var n int64
+	for _, dp := range s.DataPoints {
+		n += dp.Value
+	}
+	return n
 }
 
 // TestTelemetryOffCostsNothing: without a provider, Dispatch allocates
@@ -341,4 +390,75 @@ func TestTelemetryOffCostsNothing(t *testing.T) {
 	t.Logf("allocations per tools/call: engine %.0f, Dispatch without telemetry %.0f, with metrics %.0f", inner, outer, metrics)
 	assert.Equal(t, inner, outer)
 	assert.Greater(t, metrics, outer, "the measure sees what telemetry adds")
+}
+
+// TestTelemetryRelayIsOneTrace: three replicas, each with its own tracer
+// provider and exporter; a session owned by the first, called through
+// the other two. Each relayed call is one trace: the relaying replica's
+// span a child of the client's, the owner's span a child of the relay's.
+func TestTelemetryRelayIsOneTrace(t *testing.T) {
+	store := cluster.NewMemory()
+	type replica struct {
+		srv *httptest.Server
+		ep  *Endpoint
+		rec *otelRecorder
+		ts  *tserver
+	}
+	start := func() *replica {
+		rp := &replica{rec: newOtelRecorder(t)}
+		rp.srv = httptest.NewUnstartedServer(nil)
+		lg, buf := quietLogger()
+		rp.ep = Controller(&Options{
+			Handler:   newFixture(t).srv,
+			Cluster:   store.Join("http://" + rp.srv.Listener.Addr().String()),
+			Logger:    lg,
+			Telemetry: rp.rec.telemetry(),
+		})
+		rp.srv.Config.Handler = rp.ep
+		rp.srv.Start()
+		rp.ts = &tserver{t: t, ep: rp.ep, srv: rp.srv, url: rp.srv.URL, hc: rp.srv.Client(), log: buf}
+		return rp
+	}
+	a, b, c := start(), start(), start()
+	t.Cleanup(func() {
+		for _, rp := range []*replica{a, b, c} {
+			_ = rp.ep.Shutdown(context.Background())
+			rp.srv.CloseClientConnections()
+			rp.srv.Close()
+		}
+	})
+	sid := a.ts.open("2025-11-25", "{}")
+
+	// Through b, with the client's trace context in _meta.
+	body := req("1", "tools/call", `{"name":"echo","arguments":{"text":"via b"},"_meta":{"traceparent":"`+clientParent+`"}}`)
+	assert.Equal(t, "via b", b.ts.call(sid, body).text(t))
+	relay := b.rec.span(t, "tools/call echo")
+	assert.Equal(t, trace.SpanKindClient, relay.SpanKind)
+	assert.Equal(t, clientTrace, relay.SpanContext.TraceID().String())
+	assert.Equal(t, clientSpan, relay.Parent.SpanID().String(), "the relay continues the client's trace")
+	assert.Equal(t, "m1", attrMap(relay.Attributes)["saguaro.relay.owner"])
+	owner := a.rec.span(t, "tools/call echo")
+	assert.Equal(t, trace.SpanKindServer, owner.SpanKind)
+	assert.Equal(t, clientTrace, owner.SpanContext.TraceID().String(), "one trace")
+	assert.Equal(t, relay.SpanContext.SpanID(), owner.Parent.SpanID(), "the owner's span is a child of the relay's")
+	assert.Equal(t, sid, attrMap(owner.Attributes)["mcp.session.id"])
+
+	// Through c, with no trace context at all: c's relay span starts the
+	// trace, the owner's continues it.
+	assert.Equal(t, "via c", c.ts.call(sid, toolCall("2", "echo", `{"text":"via c"}`)).text(t))
+	relay = c.rec.span(t, "tools/call echo")
+	assert.False(t, relay.Parent.IsValid(), "a root span")
+	var owned []tracetest.SpanStub
+	eventually(t, func() bool {
+		owned = owned[:0]
+		for _, s := range a.rec.spans.GetSpans() {
+			if s.SpanContext.TraceID() == relay.SpanContext.TraceID() {
+				owned = append(owned, s)
+			}
+		}
+		return len(owned) > 0
+	}, "the owner has no span in the relay's trace")
+	require.Len(t, owned, 1)
+	assert.Equal(t, "tools/call echo", owned[0].Name)
+	assert.Equal(t, relay.SpanContext.SpanID(), owned[0].Parent.SpanID())
 }
