@@ -77,6 +77,10 @@ type app struct {
 	cluster *mcpredis.Cluster
 	rdb     *redis.Client
 	unwatch func()
+	// tel is the MCP endpoint's telemetry (/metrics, OTLP, the chart);
+	// stopChart ends the chart's feed.
+	tel       *telemetry
+	stopChart func()
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
@@ -140,6 +144,10 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		}
 		keys = [][]byte{k}
 	}
+	if a.tel, err = newTelemetry(ctx); err != nil {
+		return nil, err
+	}
+	a.stopChart = a.chartFeed(context.WithoutCancel(ctx))
 	a.mcp = a.newMCPServer(keys)
 	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
@@ -162,6 +170,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		Authorize: a.authorizeMCP,
 		Attrs:     middleware.SetAttrs,
 		Logger:    logger,
+		Telemetry: a.tel.mcp,
 	})
 	return a, nil
 }
@@ -208,6 +217,12 @@ func (a *app) Close() {
 	if a.unwatch != nil {
 		a.unwatch()
 	}
+	if a.stopChart != nil {
+		a.stopChart()
+	}
+	if a.tel != nil {
+		a.tel.Close(context.Background())
+	}
 	a.hub.Close()
 	if a.verifier != nil {
 		a.verifier.Close()
@@ -236,6 +251,8 @@ func (a *app) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	// The MCP endpoint's metrics, for Prometheus to scrape.
+	r.Handle("/metrics", a.tel.metrics)
 	static, _ := fs.Sub(staticFiles, "static")
 	r.Handle("/*", http.FileServerFS(static))
 	// The RFC 9728 metadata names the authorization server (this app's
