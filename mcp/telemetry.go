@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -91,6 +92,7 @@ type telemetry struct {
 	transport string // network.transport
 
 	metrics    bool
+	sets       setCache
 	opDuration mcpconv.ServerOperationDuration
 	sessDur    mcpconv.ServerSessionDuration
 	sessions   metric.Int64UpDownCounter
@@ -246,54 +248,127 @@ func requestID(id wire.ID) string {
 	return id.String()
 }
 
+// opKey is what an operation's metric attributes depend on.
+type opKey struct {
+	method, target string
+	rev            Revision
+	code           int // the JSON-RPC error's, 0 for none
+	toolError      bool
+}
+
+// maxCachedSets bounds the attribute sets kept for reuse: tool names come
+// from clients, and unknown ones must not grow the cache without end.
+const maxCachedSets = 4096
+
+// setCache keeps the metric options of each opKey, so that recording an
+// operation builds no attribute set.
+type setCache struct {
+	mu sync.RWMutex
+	m  map[opKey][]metric.RecordOption
+}
+
+// options returns k's options, built by build on first use.
+func (c *setCache) options(k opKey, build func() []attribute.KeyValue) []metric.RecordOption {
+	c.mu.RLock()
+	o, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return o
+	}
+	o = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(build()...))}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[opKey][]metric.RecordOption{}
+	}
+	if len(c.m) < maxCachedSets {
+		c.m[k] = o
+	}
+	c.mu.Unlock()
+	return o
+}
+
+// operationAttrs are the attributes of an operation's span and metric.
+func (t *telemetry) operationAttrs(dst []attribute.KeyValue, k opKey) []attribute.KeyValue {
+	dst = append(dst, semconv.McpMethodNameKey.String(k.method))
+	if t.transport != "" {
+		dst = append(dst, semconv.NetworkTransportKey.String(t.transport))
+	}
+	if k.rev < revEnd && k.method != "initialize" {
+		dst = append(dst, semconv.McpProtocolVersionKey.String(k.rev.String()))
+	}
+	if k.target != "" {
+		if k.method == "tools/call" {
+			dst = append(dst, semconv.GenAIToolName(k.target), semconv.GenAIOperationNameExecuteTool)
+		} else {
+			dst = append(dst, semconv.GenAIPromptName(k.target))
+		}
+	}
+	return dst
+}
+
+// errorAttrs are the attributes of an operation's outcome.
+func errorAttrs(dst []attribute.KeyValue, k opKey) []attribute.KeyValue {
+	switch {
+	case k.code != 0:
+		code := strconv.Itoa(k.code)
+		dst = append(dst, semconv.ErrorTypeKey.String(code), semconv.RPCResponseStatusCode(code))
+	case k.toolError:
+		dst = append(dst, semconv.ErrorTypeKey.String(errorTypeTool))
+	}
+	return dst
+}
+
+// nameOf reads just a call's tool or prompt name.
+func nameOf(call *protocol.Call) string {
+	if call.Tool != nil {
+		return call.Tool.Name
+	}
+	var name string
+	_ = protocol.EachParamOn(call.Tape, call.Params, func(key, val []byte) *wire.Error {
+		if wire.KeyIs(key, "name") {
+			name, _ = wire.Unquote(val)
+			return errStopWalk
+		}
+		return nil
+	})
+	return name
+}
+
+// errStopWalk ends a walk over params once it found what it wanted.
+var errStopWalk = wire.NewError(0, "stop")
+
 // dispatch serves call through next inside the call's span and records
 // its duration.
 func (t *telemetry) dispatch(ctx context.Context, call *protocol.Call, state any,
 	next func(context.Context, *protocol.Call, any) protocol.Reply) protocol.Reply {
 	start := time.Now()
-	tg := targetOf(call)
-	method := call.Method
-	isTool := method == "tools/call"
-	var target string
-	if isTool || method == "prompts/get" {
-		target = tg.name
-	}
-
-	attrs := make([]attribute.KeyValue, 0, 12)
-	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
-	if t.transport != "" {
-		attrs = append(attrs, semconv.NetworkTransportKey.String(t.transport))
-	}
-	if rev := Revision(call.Revision.OrDefault()); rev < revEnd && method != "initialize" {
-		attrs = append(attrs, semconv.McpProtocolVersionKey.String(rev.String()))
-	}
-	switch {
-	case isTool && target != "":
-		attrs = append(attrs, semconv.GenAIToolName(target), semconv.GenAIOperationNameExecuteTool)
-	case method == "prompts/get" && target != "":
-		attrs = append(attrs, semconv.GenAIPromptName(target))
-	}
-	nMetric := len(attrs)
-	if tg.uri != "" {
-		attrs = append(attrs, semconv.McpResourceURI(tg.uri))
-	}
+	k := opKey{method: call.Method, rev: Revision(call.Revision.OrDefault())}
+	named := k.method == "tools/call" || k.method == "prompts/get"
 
 	var span trace.Span
 	if t.tracer != nil {
-		name := method
-		if target != "" {
-			name = method + " " + target
+		tg := targetOf(call)
+		if named {
+			k.target = tg.name
 		}
-		spanAttrs := attrs
+		var buf [10]attribute.KeyValue
+		attrs := t.operationAttrs(buf[:0], k)
+		if tg.uri != "" {
+			attrs = append(attrs, semconv.McpResourceURI(tg.uri))
+		}
 		if !call.ID.IsZero() {
-			spanAttrs = append(spanAttrs, semconv.JSONRPCRequestID(requestID(call.ID)))
+			attrs = append(attrs, semconv.JSONRPCRequestID(requestID(call.ID)))
 		}
 		if call.Session != "" {
-			spanAttrs = append(spanAttrs, semconv.McpSessionID(call.Session))
+			attrs = append(attrs, semconv.McpSessionID(call.Session))
+		}
+		name := k.method
+		if k.target != "" {
+			name = k.method + " " + k.target
 		}
 		parent := ctx
 		opts := make([]trace.SpanStartOption, 0, 3)
-		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanAttrs...))
+		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		if !tg.meta.empty() && ctx.Value(relayedKey{}) == nil {
 			parent = t.prop.Extract(ctx, &tg.meta)
 			if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
@@ -301,35 +376,37 @@ func (t *telemetry) dispatch(ctx context.Context, call *protocol.Call, state any
 			}
 		}
 		ctx, span = t.tracer.Start(parent, name, opts...)
+	} else if named {
+		k.target = nameOf(call)
 	}
 
 	reply := next(ctx, call, state)
 
-	var errType string
-	switch {
-	case reply.Err != nil:
-		errType = strconv.Itoa(reply.Err.Code)
-		attrs = append(attrs[:nMetric], semconv.ErrorTypeKey.String(errType), semconv.RPCResponseStatusCode(errType))
-	case reply.ToolError:
-		errType = errorTypeTool
-		attrs = append(attrs[:nMetric], semconv.ErrorTypeKey.String(errType))
-	default:
-		attrs = attrs[:nMetric]
+	if reply.Err != nil {
+		k.code = reply.Err.Code
+		if k.code == 0 {
+			k.code = wire.InternalError
+		}
+	} else {
+		k.toolError = reply.ToolError
 	}
 	if span != nil {
-		if errType != "" {
+		if k.code != 0 || k.toolError {
+			var buf [2]attribute.KeyValue
+			span.SetAttributes(errorAttrs(buf[:0], k)...)
 			if reply.Err != nil {
-				span.SetAttributes(attrs[nMetric:]...)
 				span.SetStatus(codes.Error, reply.Err.Message)
 			} else {
-				span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-				span.SetStatus(codes.Error, errType)
+				span.SetStatus(codes.Error, errorTypeTool)
 			}
 		}
 		span.End()
 	}
 	if t.metrics {
-		t.opDuration.Inst().Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+		opts := t.sets.options(k, func() []attribute.KeyValue {
+			return errorAttrs(t.operationAttrs(nil, k), k)
+		})
+		t.opDuration.Inst().Record(ctx, time.Since(start).Seconds(), opts...)
 	}
 	return reply
 }
