@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -461,4 +463,45 @@ func TestTelemetryRelayIsOneTrace(t *testing.T) {
 	require.Len(t, owned, 1)
 	assert.Equal(t, "tools/call echo", owned[0].Name)
 	assert.Equal(t, relay.SpanContext.SpanID(), owned[0].Parent.SpanID())
+}
+
+// TestTelemetryStdio: the stdio transport reports the same spans, with
+// network.transport "pipe" and the client's _meta trace context as parent.
+func TestTelemetryStdio(t *testing.T) {
+	rec := newOtelRecorder(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	lg, _ := quietLogger()
+	done := make(chan error, 1)
+	go func() {
+		err := ServeConn(context.Background(), newFixture(t).srv, newTestLines(inR, outW, 1<<16),
+			&ConnOptions{Logger: lg, Telemetry: rec.telemetry()})
+		outW.Close()
+		done <- err
+	}()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		_, err := io.WriteString(inW, line+"\n")
+		require.NoError(t, err)
+	}
+	read := func() string {
+		line, err := out.ReadString('\n')
+		require.NoError(t, err)
+		return line
+	}
+	send(initBody("2025-11-25", "{}"))
+	read()
+	send(note("notifications/initialized", ""))
+	send(req("2", "tools/call", `{"name":"echo","arguments":{"text":"pipe"},"_meta":{"traceparent":"`+clientParent+`"}}`))
+	assert.Contains(t, read(), `"pipe"`)
+	require.NoError(t, inW.Close())
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	require.NoError(t, <-done)
+
+	s := rec.span(t, "tools/call echo")
+	a := attrMap(s.Attributes)
+	assert.Equal(t, "pipe", a["network.transport"])
+	assert.Equal(t, "2", a["jsonrpc.request.id"])
+	assert.Equal(t, clientSpan, s.Parent.SpanID().String())
+	assert.Equal(t, "pipe", attrMap(rec.span(t, "initialize").Attributes)["network.transport"])
 }
