@@ -505,3 +505,30 @@ func TestTelemetryStdio(t *testing.T) {
 	assert.Equal(t, clientSpan, s.Parent.SpanID().String())
 	assert.Equal(t, "pipe", attrMap(rec.span(t, "initialize").Attributes)["network.transport"])
 }
+
+// TestTelemetryQueueOverflow: a stateful call refused for a full queue is
+// counted.
+func TestTelemetryQueueOverflow(t *testing.T) {
+	t.Parallel()
+	rec := newOtelRecorder(t)
+	h := newSlowHandler()
+	ts := startServer(t, &Options{Handler: h, Sessions: &SessionOptions{QueueSize: 1}, Telemetry: rec.telemetry()})
+	sid := ts.open("2025-11-25", "{}")
+	answers := make(chan rpcMsg, 4)
+	send := func(id string) {
+		go func() { answers <- readJSON(t, ts.post(sid, req(id, "logging/setLevel", `{"level":"info"}`)), 200) }()
+	}
+	send("1")
+	require.Equal(t, "1", <-h.entered)
+	send("2")
+	eventually(t, func() bool { info, _ := ts.session(sid); return info.Waiting == 1 }, "one call queued")
+	m := readError(t, ts.post(sid, req("3", "logging/setLevel", `{"level":"info"}`)), 200, -32603)
+	require.Contains(t, m.Error.Message, "Server overloaded")
+	assert.Equal(t, int64(1), rec.sum(t, "mcp.server.queue.overflows"))
+	h.release <- struct{}{}
+	require.Equal(t, "2", <-h.entered)
+	h.release <- struct{}{}
+	for range 2 {
+		assert.Nil(t, (<-answers).Error)
+	}
+}
