@@ -462,6 +462,7 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	e.fill(&req.Request, call, rev, meta)
 	if rev == Rev20260728 {
 		if r, done := e.taskCall(ctx, call, req, state); done {
+			r.Target = name
 			return r
 		}
 	}
@@ -494,6 +495,7 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 		r.Pooled = pooled
 		r.ToolError = res.IsError
 	}
+	r.Target = name
 	keepRoom(&r, room, res != nil && res.Meta == nil)
 	return r
 }
@@ -644,12 +646,14 @@ func (e *engine) getPrompt(ctx context.Context, call *protocol.Call, rev Revisio
 	req := &GetPromptRequest{Name: name, Arguments: args}
 	e.fill(&req.Request, call, rev, meta)
 	res, st, err := e.prompts.GetPrompt(ctx, req, state)
-	return e.result(ctx, call, st, err, func() ([]byte, error) {
+	r := e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
 			return nil, errors.New("mcp: GetPrompt returned no result")
 		}
 		return encodeGetPrompt(res)
 	})
+	r.Target = name
+	return r
 }
 
 func (e *engine) complete(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -261,29 +262,44 @@ type opKey struct {
 const maxCachedSets = 4096
 
 // setCache keeps the metric options of each opKey, so that recording an
-// operation builds no attribute set.
+// operation builds no attribute set. Reads take no lock: the map is
+// replaced, never changed, when a new key arrives (rarely, once the
+// server's tools have been called).
 type setCache struct {
-	mu sync.RWMutex
-	m  map[opKey][]metric.RecordOption
+	m  atomic.Pointer[map[opKey][]metric.RecordOption]
+	mu sync.Mutex // serializes writers
 }
 
-// options returns k's options, built by build on first use.
-func (c *setCache) options(k opKey, build func() []attribute.KeyValue) []metric.RecordOption {
-	c.mu.RLock()
-	o, ok := c.m[k]
-	c.mu.RUnlock()
-	if ok {
+// get returns k's options, false when they are not built yet.
+func (c *setCache) get(k opKey) ([]metric.RecordOption, bool) {
+	if m := c.m.Load(); m != nil {
+		o, ok := (*m)[k]
+		return o, ok
+	}
+	return nil, false
+}
+
+// put builds k's options from attrs and keeps them while there is room.
+func (c *setCache) put(k opKey, attrs []attribute.KeyValue) []metric.RecordOption {
+	o := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	n := 0
+	if old != nil {
+		n = len(*old)
+	}
+	if n >= maxCachedSets {
 		return o
 	}
-	o = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(build()...))}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[opKey][]metric.RecordOption{}
+	m := make(map[opKey][]metric.RecordOption, n+1)
+	if old != nil {
+		for key, v := range *old {
+			m[key] = v
+		}
 	}
-	if len(c.m) < maxCachedSets {
-		c.m[k] = o
-	}
-	c.mu.Unlock()
+	m[k] = o
+	c.m.Store(&m)
 	return o
 }
 
@@ -317,25 +333,6 @@ func errorAttrs(dst []attribute.KeyValue, k opKey) []attribute.KeyValue {
 	}
 	return dst
 }
-
-// nameOf reads just a call's tool or prompt name.
-func nameOf(call *protocol.Call) string {
-	if call.Tool != nil {
-		return call.Tool.Name
-	}
-	var name string
-	_ = protocol.EachParamOn(call.Tape, call.Params, func(key, val []byte) *wire.Error {
-		if wire.KeyIs(key, "name") {
-			name, _ = wire.Unquote(val)
-			return errStopWalk
-		}
-		return nil
-	})
-	return name
-}
-
-// errStopWalk ends a walk over params once it found what it wanted.
-var errStopWalk = wire.NewError(0, "stop")
 
 // dispatch serves call through next inside the call's span and records
 // its duration.
@@ -376,11 +373,13 @@ func (t *telemetry) dispatch(ctx context.Context, call *protocol.Call, state any
 			}
 		}
 		ctx, span = t.tracer.Start(parent, name, opts...)
-	} else if named {
-		k.target = nameOf(call)
 	}
 
 	reply := next(ctx, call, state)
+	if named && span == nil {
+		// The engine read the name: no second walk over the params.
+		k.target = reply.Target
+	}
 
 	if reply.Err != nil {
 		k.code = reply.Err.Code
@@ -403,9 +402,10 @@ func (t *telemetry) dispatch(ctx context.Context, call *protocol.Call, state any
 		span.End()
 	}
 	if t.metrics {
-		opts := t.sets.options(k, func() []attribute.KeyValue {
-			return errorAttrs(t.operationAttrs(nil, k), k)
-		})
+		opts, ok := t.sets.get(k)
+		if !ok {
+			opts = t.sets.put(k, errorAttrs(t.operationAttrs(nil, k), k))
+		}
 		t.opDuration.Inst().Record(ctx, time.Since(start).Seconds(), opts...)
 	}
 	return reply

@@ -64,3 +64,33 @@ func BenchmarkTelemetryToolsCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTelemetryDispatch is the engine alone (decode, dispatch,
+// encode) without telemetry and with metrics: what metrics add to a call,
+// without the HTTP around it.
+func BenchmarkTelemetryDispatch(b *testing.B) {
+	for _, withMetrics := range []bool{false, true} {
+		name := "off"
+		if withMetrics {
+			name = "metrics"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := benchEngine(b)
+			if withMetrics {
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+				b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+				tel, err := newTelemetry(&Telemetry{MeterProvider: mp}, transportTCP)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e.tel = tel
+			}
+			ctx := context.Background()
+			var sink bytes.Buffer
+			loopCPU(b, func() {
+				sink.Reset()
+				serveEngine(e, ctx, benchCall, &sink)
+			})
+		})
+	}
+}

@@ -114,6 +114,9 @@ type Reply struct {
 	Bare   bool
 	// ToolError says a tools/call result has isError set.
 	ToolError bool
+	// Target is the tool (tools/call) or prompt (prompts/get) the call
+	// named, once its params were read; "" otherwise. For telemetry.
+	Target string
 }
 
 // Outbound is the back channel a transport supplies for one call: how a
