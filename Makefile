@@ -23,10 +23,10 @@ LINT_MODULES ?= . mcpredis example_app interop
 # The spec revisions whose requirement sets the conformance suite runs.
 REVISIONS ?= 2025-11-25 2026-07-28
 
-.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster
+.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
 
 # staticcheck comes last: a lint finding must not hide the tests' verdict.
-test: fmt-check vet go-floor unit interop conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster staticcheck
+test: fmt-check vet go-floor unit interop soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -149,3 +149,15 @@ bench:
 # bench/RESULTS-cluster.md in about two minutes.
 bench-cluster:
 	$(MAKE) -C bench cluster
+
+# The soak (bench/internal/soak): the example app, one process and three
+# replicas on Redis behind its balancer, about 10 minutes of mixed load
+# with a replica SIGKILLed and Redis restarted; writes bench/SOAK.md and
+# bench/soak.png and fails when a criterion fails. Not in `make test`,
+# which runs its short form (under a minute: the slow-body and
+# never-reading clients, the replica kill, the back-to-baseline check).
+soak: redis postgres
+	$(MAKE) -C bench soak
+
+soak-short: redis postgres
+	$(MAKE) -C bench soak QUICK=1

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -53,6 +54,18 @@ type config struct {
 	// BodyTimeout bounds how long a request body may take to arrive,
 	// on every route (408 beyond it); default 30 s.
 	BodyTimeout time.Duration
+	// WriteTimeout bounds each write to a client of the MCP endpoint and
+	// the live feed (a client that stops reading is cut); default 10 s.
+	WriteTimeout time.Duration
+	// SessionIdle ends an MCP session after this long without a request
+	// or an open stream; default 30 minutes.
+	SessionIdle time.Duration
+	// ConnIdle closes a keep-alive connection after this long without a
+	// request; default 2 minutes.
+	ConnIdle time.Duration
+	// Debug, when set, serves expvar, net/http/pprof and a forced
+	// collection (see debugHandler) on this listener, apart from the app.
+	Debug net.Listener
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -158,6 +171,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		Cluster: cl,
 		Handler: a.mcp,
 		Sessions: &mcp.SessionOptions{
+			IdleTimeout: cfg.SessionIdle,
 			OnOpen: func(_ *http.Request, id string) {
 				a.activity(map[string]any{"kind": "session opened", "session": id})
 			},
@@ -165,12 +179,13 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 				a.activity(map[string]any{"kind": "session closed", "session": id, "reason": why})
 			},
 		},
-		Identity:  auth.Identity,
-		Limits:    &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
-		Authorize: a.authorizeMCP,
-		Attrs:     middleware.SetAttrs,
-		Logger:    logger,
-		Telemetry: a.tel.mcp,
+		Identity:     auth.Identity,
+		Limits:       &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
+		Authorize:    a.authorizeMCP,
+		Attrs:        middleware.SetAttrs,
+		Logger:       logger,
+		WriteTimeout: cfg.WriteTimeout,
+		Telemetry:    a.tel.mcp,
 	})
 	return a, nil
 }

@@ -39,7 +39,7 @@ type hubGone struct{}
 //	                        (token with tasks:write).
 func (a *app) eventRoutes() http.Handler {
 	r := chi.NewRouter()
-	r.Method(http.MethodGet, "/", controller.New(controller.Func(a.feed), &controller.Options{Logger: a.logger}))
+	r.Method(http.MethodGet, "/", controller.New(controller.Func(a.feed), &controller.Options{Logger: a.logger, WriteTimeout: a.cfg.WriteTimeout}))
 	r.With(a.verifier.Handler, auth.RequireScopes(scopeWrite)).Post("/broadcast", a.broadcast)
 	return r
 }

@@ -3,7 +3,7 @@
 // over MCP at /mcp, a live feed at /events and a dashboard at /, with JWT
 // auth and request logging. Run it from the repository's root with
 //
-//	go run ./example_app [-addr 127.0.0.1:8080] [-data board.db | -db postgres://…] [-redis URL]
+//	go run ./example_app [-addr 127.0.0.1:8080] [-data board.db | -db postgres://…] [-redis URL] [-debug-addr 127.0.0.1:6060]
 //
 // The board lives in a database: an SQLite file (-data; in memory without
 // it), or PostgreSQL (-db), which replicas share: a change made on any
@@ -48,6 +48,11 @@ func main() {
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	printToken := flag.Bool("dev-token", true, "print a development access token (1 hour, all scopes) for curl")
 	devLogin := flag.Bool("dev-login", false, "development: approve every OAuth sign-in as user \"dev\", without a login page")
+	debugAddr := flag.String("debug-addr", "", "serve expvar, pprof and a forced GC (POST /debug/gc) on this address, e.g. 127.0.0.1:6060; off when empty; never expose it")
+	sessionIdle := flag.Duration("session-idle", 30*time.Minute, "end an MCP session after this long without a request or an open stream")
+	bodyTimeout := flag.Duration("body-timeout", 30*time.Second, "cut a client whose request body takes longer than this to arrive (408)")
+	writeTimeout := flag.Duration("write-timeout", 10*time.Second, "cut a stream or answer whose client takes longer than this to take one write")
+	connIdle := flag.Duration("conn-idle", 2*time.Minute, "close a keep-alive connection after this long without a request")
 	stdio := flag.Bool("stdio", false, "serve MCP over stdio instead of HTTP (for clients that start the app themselves); the user is $"+userEnv+" or $USER")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -72,7 +77,15 @@ func main() {
 		os.Exit(1)
 	}
 	cfg := config{BaseURL: "http://" + ln.Addr().String(), Database: *data, RedisURL: *redisURL, RedisPrefix: *redisPrefix,
-		PrintToken: *printToken, Password: os.Getenv(passwordEnv)}
+		PrintToken: *printToken, Password: os.Getenv(passwordEnv),
+		BodyTimeout: *bodyTimeout, WriteTimeout: *writeTimeout, SessionIdle: *sessionIdle, ConnIdle: *connIdle}
+	if *debugAddr != "" {
+		if cfg.Debug, err = net.Listen("tcp", *debugAddr); err != nil {
+			logger.Error("example_app cannot listen for debugging", slog.Any("error", err))
+			os.Exit(1)
+		}
+		fmt.Printf("debug listener on http://%s/debug/\n", cfg.Debug.Addr())
+	}
 	if *dbURL != "" {
 		cfg.Database = *dbURL
 	}
@@ -135,6 +148,9 @@ func greet(ctx context.Context, a *app) error {
 // live streams are told to end, in-flight requests get a few seconds to
 // finish.
 func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger) error {
+	if cfg.ConnIdle <= 0 {
+		cfg.ConnIdle = 2 * time.Minute
+	}
 	a, err := newApp(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -152,13 +168,25 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       cfg.ConnIdle,
 		// No WriteTimeout: it would cut long-lived streams. The
 		// controller and sse packages bound each write instead.
 		BaseContext: func(net.Listener) context.Context { return streams },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	debugDone := make(chan error, 1)
+	if cfg.Debug != nil {
+		go func() { debugDone <- a.serveDebug(streams, cfg.Debug) }()
+	} else {
+		debugDone <- nil
+	}
+	defer func() {
+		endStreams()
+		if err := <-debugDone; err != nil {
+			logger.Warn("example_app", slog.Any("error", err))
+		}
+	}()
 
 	select {
 	case err := <-errc:

@@ -7,12 +7,18 @@ package mcp_test
 // the copying path).
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -197,5 +203,139 @@ func TestBigArgumentsOverHTTP(t *testing.T) {
 		}
 		_ = ep.Shutdown(context.Background())
 		ts.Close()
+	}
+}
+
+// A big result answered as JSON is encoded into a pooled buffer that goes
+// back to its pool once written: over many answers a call allocates far
+// less than its response, and answers written at once from reused buffers
+// stay whole. Each way a call is answered is tried: stateless, in a
+// session (through the call's worker), and in 2026-07-28.
+func TestBigAnswersReuseTheirBuffer(t *testing.T) {
+	srv, _ := bigServer(t)
+	for _, mode := range []string{"stateless", "session", "2026-07-28"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := &mcp.Options{Handler: srv}
+			if mode == "session" {
+				opts.Sessions = &mcp.SessionOptions{}
+			}
+			ep := mcp.Controller(opts)
+			ts := httptest.NewServer(ep)
+			defer ts.Close()
+			defer func() { _ = ep.Shutdown(context.Background()) }()
+			rev := "2025-11-25"
+			if mode == "2026-07-28" {
+				rev = mode
+			}
+			sid := ""
+			if mode == "session" {
+				r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := ts.Client().Do(r)
+				require.NoError(t, err)
+				resp.Body.Close()
+				sid = resp.Header.Get("Mcp-Session-Id")
+				require.NotEmpty(t, sid)
+			}
+			echo := func(text string) (string, int) {
+				args, _ := json.Marshal(map[string]string{"text": text})
+				params := `{"name":"echo","arguments":` + string(args)
+				if rev == "2026-07-28" {
+					params += `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+				}
+				r, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}}`))
+				require.NoError(t, err)
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Accept", "application/json, text/event-stream")
+				r.Header.Set("MCP-Protocol-Version", rev)
+				if rev == "2026-07-28" {
+					r.Header.Set("Mcp-Method", "tools/call")
+					r.Header.Set("Mcp-Name", "echo")
+				}
+				if sid != "" {
+					r.Header.Set("Mcp-Session-Id", sid)
+				}
+				resp, err := ts.Client().Do(r)
+				require.NoError(t, err)
+				raw, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", raw)
+				require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+				var a bigAnswer
+				require.NoError(t, json.Unmarshal(raw, &a), "%.300s", raw)
+				require.Len(t, a.Result.Content, 1, "%.300s", raw)
+				return a.Result.Content[0].Text, len(raw)
+			}
+
+			// Whole answers from reused buffers, eight at a time.
+			var wg sync.WaitGroup
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 6 {
+						text := strings.Repeat(fmt.Sprintf("caller %d call %d: \"q\"\té\n", g, i), 4000)
+						got, _ := echo(text)
+						if !assert.Equal(t, text, got) {
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+
+			// Far less allocated per call than the response once warm: a
+			// resources/read of a big document over a raw connection, so
+			// that what the client allocates is next to nothing.
+			params := `{"uri":"big://doc"`
+			if rev == "2026-07-28" {
+				params += `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+			}
+			body := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":` + params + `}}`
+			head := "POST / HTTP/1.1\r\nHost: " + ts.Listener.Addr().String() +
+				"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: " + rev +
+				"\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+			if rev == "2026-07-28" {
+				head += "Mcp-Method: resources/read\r\nMcp-Name: big://doc\r\n"
+			}
+			if sid != "" {
+				head += "Mcp-Session-Id: " + sid + "\r\n"
+			}
+			req := []byte(head + "\r\n" + body)
+			c, err := net.Dial("tcp", ts.Listener.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			br := bufio.NewReaderSize(c, 64<<10)
+			read := func() int64 {
+				_, err := c.Write(req)
+				require.NoError(t, err)
+				resp, err := http.ReadResponse(br, nil)
+				require.NoError(t, err)
+				n, err := io.Copy(io.Discard, resp.Body)
+				require.NoError(t, err)
+				resp.Body.Close()
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				return n
+			}
+			size := read()
+			read()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			const n = 20
+			for range n {
+				read()
+			}
+			runtime.ReadMemStats(&after)
+			perCall := int64(after.TotalAlloc-before.TotalAlloc) / n
+			t.Logf("response %d bytes, %d allocated per call", size, perCall)
+			// Without reuse a call allocates about twice the response;
+			// with it, next to nothing. The race detector makes sync.Pool
+			// drop buffers at random, so there only the answers count.
+			if !raceEnabled {
+				assert.Less(t, perCall, size/2, "the response's buffer was not reused")
+			}
+		})
 	}
 }

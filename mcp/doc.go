@@ -58,8 +58,9 @@
 //
 // Every transport (Streamable HTTP, the message connection of stdio and
 // mcptest) reaches the engine through that one interface and nothing
-// else, and keeps its sessions with the same session core. A call without a session skips step 2's lookup and, unless
-// it asked for progress, step 3's stream and worker.
+// else, and keeps its sessions with the same session core. A call without
+// a session skips step 2's lookup and, unless it asked for progress, step
+// 3's stream and worker.
 //
 // # Decisions where the specification leaves room
 //
@@ -176,6 +177,20 @@
 // request timeout, or, when its stream's client left, ResumeGrace later
 // unless the client resumed.
 //
+// Over stdio ([ServeStdio]), where the specification only says one
+// message per line and nothing else on standard output:
+//
+//	line not JSON, or not UTF-8                          -32700, id null; the session goes on
+//	line over ConnOptions.MaxMessageBytes (4 MiB)        -32600 "message too large", id null, written
+//	                                                       as soon as the limit is crossed; the rest of
+//	                                                       the line is read and dropped
+//	response to a request the server never sent          dropped, nothing written
+//	standard input ends (the client closed it)           running calls cancelled and answered -32603
+//	                                                       "Request cancelled"; ServeStdio returns nil
+//	standard output closed by the client (EPIPE)         reading stops, calls cancelled, nil; SIGPIPE
+//	                                                       does not kill the process while ServeStdio runs
+//	ctx cancelled (cancel it on SIGTERM)                 as at the end of input
+//
 // # Replicas
 //
 // With Options.Cluster (package mcpredis on Redis, or any implementation
@@ -186,6 +201,8 @@
 // over). The answers the transport specification does not give:
 //
 //	session store does not answer                        503, Retry-After: 1, -32603
+//	session store restarted empty moments ago (the owner 503, Retry-After: 1, -32603, never 404
+//	  has not recorded the session again yet)
 //	session moving between replicas (a race)             503, Retry-After: 1, -32603
 //	owner unreachable for a reason other than being gone 502, -32603
 //	owner dies while a relayed answer streams            the client's answer is cut (it resumes

@@ -140,17 +140,27 @@ func ExampleRequest_Progress() {
 		}
 		return "done", nil
 	})
-	ts := httptest.NewServer(mcp.Controller(&mcp.Options{Handler: srv}))
-	defer ts.Close()
 
-	// Over HTTP, a call that asks for progress is answered with an event
-	// stream that carries the notifications, then the result.
-	post(ts.URL, "", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":"job-1"}}}`,
-		"MCP-Protocol-Version", "2025-11-25")
+	// A test client records the call's progress (Record gives the call a
+	// progress token). Over HTTP, a call that asks for progress is
+	// answered with an event stream that carries the notifications, then
+	// the result; over stdio they are lines before the result's.
+	ctx := context.Background()
+	c, err := mcptest.Dial(ctx, srv, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	var notes mcptest.Notes
+	out, err := mcptest.CallTool[string](ctx, c, "work", nil, mcptest.Record(&notes))
+	fmt.Println(out, err)
+	for _, p := range notes.Progress {
+		fmt.Println(p.Progress, p.Total, p.Message)
+	}
 	// Output:
-	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"job-1","progress":1,"total":2,"message":"step"}}
-	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"job-1","progress":2,"total":2,"message":"step"}}
-	// {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}
+	// done <nil>
+	// 1 2 step
+	// 2 2 step
 }
 
 // A main that serves over stdio, for clients that start the server as a

@@ -135,7 +135,7 @@ func eventually2(t testing.TB, d time.Duration, cond func() bool, msg string, ar
 // timeout; once released, the session is reaped.
 func TestHeldSessionsAreNotReaped(t *testing.T) {
 	t.Parallel()
-	const idle = 150 * time.Millisecond
+	const idle = 400 * time.Millisecond // long enough that a loaded machine does not reap a session between two steps
 	f := newFixture(t)
 	ts := startServer(t, &Options{Handler: f.srv, KeepAlive: 20 * time.Millisecond, Sessions: &SessionOptions{IdleTimeout: idle}})
 

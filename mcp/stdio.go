@@ -24,7 +24,10 @@ type Conn interface {
 	// client's request the message belongs to (the response, or a
 	// notification or request its call sent), zero for none: a
 	// connection may use it to keep a request's messages together.
-	// ServeConn calls Write one message at a time.
+	// ServeConn calls Write one message at a time. An error that wraps
+	// io.EOF says the client closed its end: ServeConn ends the session
+	// as at the end of input, without an error; any other error ends it
+	// with that error.
 	Write(ctx context.Context, msg []byte, related jsonrpc.ID) error
 }
 
@@ -56,15 +59,18 @@ type ConnOptions struct {
 	Telemetry *Telemetry
 }
 
-// ServeConn serves one client over c until c's input ends, then cancels
-// the calls still running and returns once they finished (nil), or
-// returns c's error or ctx's. The connection is one session: initialize
+// ServeConn serves one client over c until c's input ends, c's client
+// closes its end of the output, or ctx ends; then it cancels the calls
+// still running and returns once they finished (nil). A read or write
+// error of c ends the session too, and ServeConn returns it. The connection is one session: initialize
 // starts it for the revisions before 2026-07-28, and 2026-07-28 requests
 // are served by their own _meta, on the same connection.
 //
-// Every request runs on its own goroutine: a slow tool does not hold up
-// ping or notifications/cancelled, and stateful callbacks take the
-// session's turn one at a time, as over HTTP. Notifications a call sends
+// Every request runs on a goroutine of its own: a slow tool does not hold
+// up ping or notifications/cancelled, and stateful callbacks take the
+// session's turn one at a time, as over HTTP. These goroutines are reused
+// by the next requests (an idle one exits after 10 seconds, or when the
+// session ends). Notifications a call sends
 // (progress, log messages) and its server→client requests (sampling,
 // elicitation, roots) go on the connection, and the client's answers come
 // back on it. List changes and resource updates go to the session once
@@ -105,12 +111,17 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 // process of their own (desktop and IDE clients). Nothing else may write
 // to standard output; logs go to standard error. It returns when standard
 // input ends (the client closed it), after cancelling the calls still
-// running, or when ctx ends. See ServeConn.
+// running, when the client closes standard output (it left: nil, and the
+// process is not killed by SIGPIPE while ServeStdio runs), or when ctx
+// ends (nil: cancel ctx on SIGTERM for a clean exit). A line longer than
+// MaxMessageBytes is answered with InvalidRequest as soon as the limit is
+// crossed, and the rest of it is read and dropped. See ServeConn.
 func ServeStdio(ctx context.Context, h Handler, opts *ConnOptions) error {
 	max := DefaultMaxBodyBytes
 	if opts != nil && opts.MaxMessageBytes > 0 {
 		max = opts.MaxMessageBytes
 	}
+	defer keepBrokenPipe()()
 	return ServeConn(ctx, h, conn.NewLines(os.Stdin, os.Stdout, max), opts)
 }
 

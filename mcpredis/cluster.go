@@ -349,16 +349,28 @@ func (c *Cluster) End(ctx context.Context, id string) error {
 	return nil
 }
 
-// Locate implements cluster.Cluster.
+// Locate implements cluster.Cluster. A replica Redis does not know is
+// gone, except while Redis has just restarted empty: then it may be alive
+// and not have beaten since, and Locate returns ErrRecovering, so that
+// its sessions are not taken from it (the endpoint answers 503 with
+// Retry-After until it has beaten).
 func (c *Cluster) Locate(ctx context.Context, replica string) (string, error) {
-	url, err := c.rdb.Get(ctx, c.key("r:", replica)).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", cluster.ErrReplicaGone
-	}
+	v, err := locateScript.Run(ctx, c.rdb, nil, c.key("r:", replica), c.opts.Prefix).Slice()
 	if err != nil {
 		return "", fmt.Errorf("mcpredis: locate: %w", err)
 	}
-	return url, nil
+	if len(v) != 3 {
+		return "", fmt.Errorf("mcpredis: locate: %d values from the script", len(v))
+	}
+	if url, _ := v[0].(string); url != "" {
+		return url, nil
+	}
+	fresh, _ := v[1].(int64)
+	gen, _ := v[2].(int64)
+	if fresh == 1 || gen == 0 {
+		return "", ErrRecovering
+	}
+	return "", cluster.ErrReplicaGone
 }
 
 // Append implements cluster.Cluster.
@@ -556,10 +568,12 @@ func (c *Cluster) beat(ctx context.Context) (known bool, err error) {
 // within a heartbeat and then records its sessions again.
 func (c *Cluster) grace() time.Duration { return c.opts.ReplicaTTL + 2*c.opts.Heartbeat }
 
-// ErrRecovering is returned by Load for a session Redis does not know
-// while it has just started empty: its owner has probably not recorded
-// it again yet. The endpoint answers 503 with Retry-After, not 404, which
-// would make the client start over.
+// ErrRecovering is returned while Redis has just restarted empty, by Load
+// for a session Redis does not know (its owner has probably not recorded
+// it again yet) and by Locate for a replica Redis does not know (it has
+// probably not beaten since). The endpoint answers 503 with Retry-After,
+// not 404, which would make the client start over, and takes no session
+// from a replica that may be alive.
 var ErrRecovering = errors.New("mcpredis: Redis restarted empty moments ago; sessions are being recorded again")
 
 var _ cluster.Cluster = (*Cluster)(nil)

@@ -153,6 +153,13 @@ end
 return had
 `)
 
+// locateScript: ARGV the replica's key, prefix. Returns {its relay URL,
+// "" when it is not beating; P fresh exists; P gen exists}.
+var locateScript = redis.NewScript(`
+local p = ARGV[2]
+return {redis.call('GET', ARGV[1]) or '', redis.call('EXISTS', p .. 'fresh'), redis.call('EXISTS', p .. 'gen')}
+`)
+
 // loadScript: ARGV prefix, id. Returns {record as HGETALL, the owner's
 // relay URL ("" when it has none or is not beating), P fresh exists, P
 // gen exists}: one round trip for what a relay needs.

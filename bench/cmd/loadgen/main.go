@@ -65,6 +65,7 @@ type options struct {
 	fanProfile      string
 	fanProfileSecs  int
 	payload         payloadOptions
+	stdio           stdioOptions
 }
 
 func parseFlags() *options {
@@ -74,7 +75,7 @@ func parseFlags() *options {
 	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS.md, or .bin/RESULTS-quick.md with -quick)")
 	flag.StringVar(&o.rawOut, "raw", "", "raw JSON results (default <bin>/results.json)")
 	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "short run (about a minute) for development; also QUICK=1")
-	flag.StringVar(&workloads, "workloads", "throughput,payload,progress,churn,idle,fanout", "workloads to run")
+	flag.StringVar(&workloads, "workloads", "throughput,payload,progress,churn,idle,fanout,stdio", "workloads to run")
 	flag.IntVar(&o.progressConns, "progress-conns", 16, "connections for the progress workload")
 	flag.IntVar(&o.progressRounds, "progress-rounds", 0, "interleaved rounds of the progress workload (default 3; quick 1)")
 	flag.StringVar(&fanClients, "fanout-clients", "1000,10000", "comma-separated SSE client counts; the fan-out workload runs at each in turn, with that many clients connected to each fan-out configuration")
@@ -105,8 +106,10 @@ func parseFlags() *options {
 	flag.BoolVar(&o.pin, "pin", os.Getenv("PIN") == "1", "run every server on CPU 0 (taskset, GOMAXPROCS=1); run the load generator itself on CPU 1 (the Makefile does with PIN=1)")
 	flag.BoolVar(&o.printBuildsOnly, "print-builds", false, "print 'name package mode' per configuration to build, then exit")
 	payloadDefaults := payloadFlags(o)
+	stdioDefaults := stdioFlags(o)
 	flag.Parse()
 	payloadDefaults()
+	stdioDefaults()
 
 	def := func(d *time.Duration, full, quick time.Duration) {
 		if *d == 0 {
@@ -226,7 +229,7 @@ func main() {
 	log.SetPrefix("loadgen: ")
 	o := parseFlags()
 	if o.printBuildsOnly {
-		for _, c := range configs.All {
+		for _, c := range append(configs.All, configs.Stdio...) {
 			if !isPending(c) {
 				fmt.Printf("%s %s %s\n", c.Name, c.Pkg, c.Mode)
 			}
@@ -275,6 +278,9 @@ func main() {
 	}
 	if o.workloads["fanout"] {
 		runFanoutPhase(o, run)
+	}
+	if o.workloads["stdio"] {
+		runStdioPhase(o, run)
 	}
 	run.Finished = time.Now()
 	run.LoadEnd = machine.LoadAvg()

@@ -35,6 +35,11 @@ type runResult struct {
 	// Payload is keyed name@kind@KiB@conns (payloadKey).
 	Payload map[string]*payloadAgg `json:",omitempty"`
 
+	// Stdio is keyed name@depth (stdioKey); StdioReady are the stdio
+	// servers' ready lines.
+	Stdio      map[string]*stdioAgg `json:",omitempty"`
+	StdioReady []serve.Ready        `json:",omitempty"`
+
 	LoadgenGo string
 	LoadStart string
 	LoadEnd   string
@@ -315,6 +320,10 @@ func renderResults(r *runResult) string {
 		renderFanout(r, p)
 	}
 
+	if len(r.Stdio) > 0 {
+		renderStdio(r, p)
+	}
+
 	// Churn.
 	if len(r.Churn) > 0 {
 		p("## Session churn\n\n")
@@ -390,7 +399,7 @@ func renderResults(r *runResult) string {
 			missing = append(missing, fmt.Sprintf("`%s`: %s.", c.Name, c.Pending))
 		}
 	}
-	for _, w := range []string{"throughput", "payload", "progress", "churn", "idle", "fanout"} {
+	for _, w := range []string{"throughput", "payload", "progress", "churn", "idle", "fanout", "stdio"} {
 		if !o.workloads[w] {
 			missing = append(missing, fmt.Sprintf("The %s workload, left out of this run by `-workloads`.", w))
 		}

@@ -85,6 +85,16 @@ var All = []Config{
 	{Name: "sse-gosse-replay", Library: "go-sse", Pkg: "./servers/gosse", Mode: "replay", Kind: KindSSE},
 }
 
+// Stdio lists the stdio servers of the stdio workload, one process per
+// client: each serves the echo tool on its standard input and output
+// (mode "stdio" of the library's server). They run that workload only,
+// and are kept out of All, whose workloads are HTTP.
+var Stdio = []Config{
+	{Name: "gosdk-stdio", Library: "go-sdk", Pkg: "./servers/gosdk", Mode: "stdio", Stateful: true},
+	{Name: "mcpgo-stdio", Library: "mcp-go", Pkg: "./servers/mcpgo", Mode: "stdio", Stateful: true},
+	{Name: "saguaro-stdio", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stdio", Stateful: true},
+}
+
 // Bare is the name of the baseline configuration.
 const Bare = "bare"
 

@@ -157,3 +157,70 @@ func (p *Proc) LogLines() int {
 	}
 	return bytes.Count(b, []byte("\n"))
 }
+
+// StartStdio runs cmd, a stdio server (serve.Built.Stdio): its ready line
+// comes on stderr, whose rest goes to logPath, and its standard input and
+// output carry MCP: they are returned (Stop closes the input, and the
+// server exits at its end).
+func StartStdio(name, logPath string, cmd *exec.Cmd) (*Proc, io.Writer, io.Reader, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, nil, nil, err
+	}
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		lf.Close()
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		lf.Close()
+		return nil, nil, nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		lf.Close()
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, nil, nil, err
+	}
+	p := &Proc{Name: name, LogPath: logPath, HTTP: &http.Client{Timeout: 30 * time.Second},
+		cmd: cmd, stdin: stdin, logFile: lf, exited: make(chan struct{})}
+	lines := make(chan string, 1)
+	go func() {
+		br := bufio.NewReader(stderr)
+		line, err := br.ReadString('\n')
+		if err != nil {
+			close(lines)
+		} else {
+			lines <- line
+		}
+		_, _ = io.Copy(lf, br)
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			p.Stop()
+			return nil, nil, nil, &EarlyExitError{name, logPath}
+		}
+		r, err := serve.ParseReady(line)
+		if err != nil {
+			p.Stop()
+			return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		p.Ready = r
+	case <-time.After(ReadyTimeout):
+		p.Stop()
+		return nil, nil, nil, fmt.Errorf("%s not ready after 20s; see %s", name, logPath)
+	}
+	return p, stdin, stdout, nil
+}

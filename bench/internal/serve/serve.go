@@ -86,7 +86,16 @@ type Built struct {
 	Notes string
 	// Close, if set, runs before the process exits.
 	Close func()
+	// Stdio, when set, makes the server a stdio one (the "stdio" mode):
+	// it serves MCP on standard input and output until its input ends or
+	// ctx does, and Handler and Routes are not served. The ready line
+	// then goes to standard error (standard output carries the protocol),
+	// with MCPURL StdioURL.
+	Stdio func(ctx context.Context) error
 }
+
+// StdioURL is the MCPURL of a stdio server's ready line.
+const StdioURL = "stdio:"
 
 // Ready is the JSON on the ready line.
 type Ready struct {
@@ -141,6 +150,10 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	if err != nil {
 		log.Fatalf("build %s: %v", mode, err)
 	}
+	if b.Stdio != nil {
+		mainStdio(name, mode, *admin, *maxLife, b)
+		return
+	}
 	mcpLn := listenLoopback(*addr)
 	adminLn := listenLoopback(*admin)
 
@@ -185,6 +198,34 @@ func Main(name, mode string, build func(Options) (Built, error)) {
 	_ = adm.Shutdown(ctx)
 	_ = srv.Shutdown(ctx)
 	_ = srv.Close()
+	if b.Close != nil {
+		b.Close()
+	}
+}
+
+// mainStdio runs a stdio server: the probe on its loopback listener, the
+// ready line on standard error, then MCP on standard input and output
+// until the input ends (the load generator closed it), a signal, or
+// maxLife.
+func mainStdio(name, mode, admin string, maxLife time.Duration, b Built) {
+	adminLn := listenLoopback(admin)
+	adm := &http.Server{Handler: probeMux(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = adm.Serve(adminLn) }()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, maxLife)
+	defer cancel()
+	r := Ready{Name: name, Mode: mode, PID: os.Getpid(), MCPURL: StdioURL,
+		ProbeURL: "http://" + adminLn.Addr().String() + probe.Path, Notes: b.Notes,
+		GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(), Deps: deps()}
+	line, _ := json.Marshal(r)
+	fmt.Fprintf(os.Stderr, "%s%s\n", ReadyPrefix, line)
+	if err := b.Stdio(ctx); err != nil {
+		log.Printf("stdio: %v", err)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer scancel()
+	_ = adm.Shutdown(sctx)
 	if b.Close != nil {
 		b.Close()
 	}

@@ -4,7 +4,8 @@
 // inferred from the struct and validated by the SDK) behind
 // mcp.NewStreamableHTTPHandler.
 //
-// Modes: "stateless" (StreamableHTTPOptions.Stateless) and "stateful"
+// Modes: "stdio" (Server.Run on StdioTransport), "stateless"
+// (StreamableHTTPOptions.Stateless) and "stateful"
 // (sessions, with SessionTimeout set from -idle-timeout). Both use
 // JSONResponse, so a tools/call is answered with application/json, except
 // with -progress, where the SDK's default event streams carry the
@@ -59,6 +60,11 @@ func build(o serve.Options) (serve.Built, error) {
 	opts := &mcp.StreamableHTTPOptions{JSONResponse: !o.Progress}
 	var notes string
 	switch o.Mode {
+	case "stdio":
+		return serve.Built{
+			Stdio: func(ctx context.Context) error { return s.Run(ctx, &mcp.StdioTransport{}) },
+			Notes: "Server.Run with StdioTransport",
+		}, nil
 	case "stateless":
 		opts.Stateless = true
 		notes = fmt.Sprintf("Stateless: true, JSONResponse: %v", opts.JSONResponse)

@@ -3,7 +3,8 @@
 // and mcp.NewTypedToolHandler) on an MCPServer with input schema validation
 // turned on (it is opt-in in mcp-go), behind server.NewStreamableHTTPServer.
 //
-// Modes: "stateless" (WithStateLess) and "stateful" (WithStateful, the
+// Modes: "stdio" (StdioServer.Listen), "stateless" (WithStateLess) and
+// "stateful" (WithStateful, the
 // in-memory session manager, with WithSessionIdleTTL from -idle-timeout).
 // mcp-go answers a tools/call with application/json unless the tool emits
 // notifications.
@@ -12,6 +13,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -64,6 +66,13 @@ func build(o serve.Options) (serve.Built, error) {
 	var opts []server.StreamableHTTPOption
 	var notes string
 	switch o.Mode {
+	case "stdio":
+		return serve.Built{
+			Stdio: func(ctx context.Context) error {
+				return server.NewStdioServer(s).Listen(ctx, os.Stdin, os.Stdout)
+			},
+			Notes: "NewStdioServer(...).Listen on stdin/stdout, WithInputSchemaValidation()",
+		}, nil
 	case "stateless":
 		opts = append(opts, server.WithStateLess(true))
 		notes = "WithStateLess(true), WithInputSchemaValidation()"

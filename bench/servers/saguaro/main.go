@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 
 	"github.com/go-chi/chi/v5"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -68,6 +70,15 @@ func build(o serve.Options) (serve.Built, error) {
 	opts := &mcp.Options{Handler: s, Limits: &mcp.Limits{Calls: -1, Streams: -1, Sessions: -1}}
 	var notes string
 	switch o.Mode {
+	case "stdio":
+		// The stdio workload's server: mcp.ServeStdio on standard input
+		// and output.
+		return serve.Built{
+			Stdio: func(ctx context.Context) error {
+				return mcp.ServeStdio(ctx, s, &mcp.ConnOptions{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+			},
+			Notes: "mcp.ServeStdio",
+		}, nil
 	case "stateless":
 		notes = "mcp.Controller, no sessions"
 	case "stateful", "stack", "metrics", "traced":

@@ -5,8 +5,9 @@
 // 2026-07-28, and 2026-07-28 requests are served on their own, by their
 // _meta, on the same connection.
 //
-// Every request runs on its own goroutine, so a slow tool does not hold
-// up ping or a cancellation; stateful callbacks take the session's turn,
+// Every request runs on a goroutine of its own (a worker, reused by later
+// requests while the session lasts and it has not idled 10 s), so a slow
+// tool does not hold up ping or a cancellation; stateful callbacks take the session's turn,
 // one at a time, exactly as over HTTP. What a call sends (notifications,
 // server→client requests, its response) is written with the call's id as
 // the related id, for connections that keep a call's messages together.
@@ -20,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
@@ -36,6 +38,7 @@ type Conn interface {
 	// Write sends one message to the client. related is the id of the
 	// client's request the message belongs to (its response, or what its
 	// call sent), zero for none. Serve calls it one message at a time.
+	// An error wrapping io.EOF says the client closed its end.
 	Write(ctx context.Context, msg []byte, related wire.ID) error
 }
 
@@ -64,11 +67,18 @@ var ErrCallsRunning = errors.New("mcp: calls still running after the connection 
 
 // server is one connection's session and what runs in it.
 type server struct {
-	cfg Config
-	eng protocol.Engine
-	c   Conn
-	ctx context.Context
-	log *slog.Logger
+	cfg  Config
+	eng  protocol.Engine
+	c    Conn
+	ctx  context.Context
+	wctx context.Context    // ctx without its cancellation, for writes
+	stop context.CancelFunc // stops reading: the output failed
+	log  *slog.Logger
+
+	queued  atomic.Int32   // writers waiting for wmu, the one holding it included
+	tasks   chan func()    // hands a call to an idle worker
+	quit    chan struct{}  // closed once the calls are done: idle workers exit
+	workers sync.WaitGroup // worker goroutines
 
 	wmu sync.Mutex // one Write at a time
 
@@ -85,11 +95,13 @@ type server struct {
 }
 
 // Serve serves one session over c until c's input ends (nil) or fails
-// (its error), or ctx ends.
+// (its error), its output is closed by the client (nil) or fails (its
+// error), or ctx ends (nil).
 func Serve(ctx context.Context, cfg Config, c Conn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, log: cfg.Logger,
+	s := &server{cfg: cfg, eng: cfg.Engine, c: c, ctx: ctx, wctx: context.WithoutCancel(ctx), stop: cancel, log: cfg.Logger,
+		tasks: make(chan func()), quit: make(chan struct{}),
 		cancelled: map[wire.ID]bool{}, listeners: map[*listening]bool{},
 		modern: session.New(protocol.Rev20260728, nil, nil, 0), ended: make(chan struct{})}
 	s.changes = s.eng.OnChange(s.changed)
@@ -122,7 +134,10 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 	defer t.Stop()
 	select {
 	case <-done:
+		close(s.quit)
+		s.workers.Wait() // idle now: they exit at once
 	case <-t.C:
+		close(s.quit)
 		s.log.Error("mcp: calls still running after the connection ended")
 		if err == nil {
 			err = ErrCallsRunning
@@ -132,6 +147,9 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 		s.mu.Lock()
 		err = s.writeErr
 		s.mu.Unlock()
+		if errors.Is(err, io.EOF) {
+			err = nil // the client closed its end: it left, as at the end of input
+		}
 	}
 	return err
 }
@@ -151,18 +169,73 @@ func (s *server) end() {
 	})
 }
 
-// write sends one message; the first failure ends the session.
+// workerIdle is how long an idle worker waits for another call.
+const workerIdle = 10 * time.Second
+
+// spawn runs task on an idle worker, else on a new one. Workers outlive
+// their calls (until workerIdle passes without one, or the session ends)
+// to keep their grown stacks: a call's path through the engine is deep,
+// and a new goroutine's small stack grew by copying on every call, a
+// fifth of a small call's CPU.
+func (s *server) spawn(task func()) {
+	select {
+	case s.tasks <- task:
+	default:
+		s.workers.Add(1)
+		go s.worker(task)
+	}
+}
+
+func (s *server) worker(task func()) {
+	defer s.workers.Done()
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		task()
+		task = nil
+		idle.Reset(workerIdle)
+		select {
+		case task = <-s.tasks:
+		case <-idle.C:
+			return
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// heldWriter is a Conn that can hold a message back until the next Write
+// (the stdio framing buffers it), so that messages written back to back
+// leave together.
+type heldWriter interface {
+	WriteHeld(ctx context.Context, msg []byte, related wire.ID) error
+}
+
+// write sends one message; the first failure ends the session: nothing
+// more is read, and the calls running are cancelled. When another writer
+// waits for its turn, a connection that can hold messages back holds
+// this one: the last writer of a run sends them all.
 func (s *server) write(msg []byte, related wire.ID) error {
+	s.queued.Add(1)
 	s.wmu.Lock()
-	err := s.c.Write(context.WithoutCancel(s.ctx), msg, related)
+	var err error
+	if hw, ok := s.c.(heldWriter); ok && s.queued.Load() > 1 {
+		err = hw.WriteHeld(s.wctx, msg, related)
+	} else {
+		err = s.c.Write(s.wctx, msg, related)
+	}
+	s.queued.Add(-1)
 	s.wmu.Unlock()
 	if err != nil {
 		s.mu.Lock()
 		if s.writeErr == nil {
 			s.writeErr = err
-			s.log.Warn("mcp: the connection refused a message; the session ends", slog.Any("err", err))
+			if !errors.Is(err, io.EOF) {
+				s.log.Warn("mcp: the connection refused a message; the session ends", slog.Any("err", err))
+			}
 		}
 		s.mu.Unlock()
+		s.stop()
 		go s.end()
 	}
 	return err

@@ -52,10 +52,10 @@ func (s *server) legacy(msg *wire.Message) {
 		return
 	}
 	s.calls.Add(1)
-	go func() {
+	s.spawn(func() {
 		defer s.calls.Done()
 		s.call(sess, msg, info.Mode)
-	}()
+	})
 }
 
 // initialize starts the session. It runs before the next message is
@@ -106,7 +106,7 @@ func (s *server) batch(body []byte) {
 		return
 	}
 	s.calls.Add(1)
-	go func() {
+	s.spawn(func() {
 		defer s.calls.Done()
 		out := []byte{'['}
 		n := 0
@@ -155,7 +155,7 @@ func (s *server) batch(body []byte) {
 		if n > 0 {
 			_ = s.write(append(out, ']'), wire.ID{})
 		}
-	}()
+	})
 }
 
 // callOutbound is the back channel of a call of the session: everything

@@ -56,3 +56,39 @@ func TestLinesReadGivesUp(t *testing.T) {
 	_, _ = w.Write([]byte("late\n"))
 	w.Close()
 }
+
+// A line over the limit is reported while it is still being written (at
+// the latest once the reader's buffer is full of it),
+// and the next line is read whole.
+func TestLinesTooLargeEarly(t *testing.T) {
+	r, w := io.Pipe()
+	l := NewLines(r, io.Discard, 100)
+	ctx := context.Background()
+	go func() {
+		_, _ = w.Write([]byte(strings.Repeat("x", 200<<10))) // past the reader's 64 KiB buffer
+	}()
+	if _, err := l.Read(ctx); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("read %v, want ErrTooLarge before the line ends", err)
+	}
+	go func() {
+		_, _ = w.Write([]byte(strings.Repeat("y", 100) + "\nnext\n"))
+		w.Close()
+	}()
+	msg, err := l.Read(ctx)
+	if err != nil || string(msg) != "next" {
+		t.Fatalf("read %q %v, want the next line", msg, err)
+	}
+	if _, err := l.Read(ctx); !errors.Is(err, io.EOF) {
+		t.Fatalf("read %v, want EOF", err)
+	}
+}
+
+// A Write to a closed pipe says the client left: it wraps io.EOF.
+func TestLinesWriteGone(t *testing.T) {
+	r, w := io.Pipe()
+	r.Close()
+	l := NewLines(strings.NewReader(""), w, 100)
+	if err := l.Write(context.Background(), []byte("{}"), wire.ID{}); !errors.Is(err, io.EOF) {
+		t.Fatalf("write: %v, want an error wrapping io.EOF", err)
+	}
+}

@@ -51,7 +51,7 @@ func (s *server) modernMessage(msg *wire.Message) {
 	}
 	call.Outbound = &modernOutbound{s: s, id: msg.ID}
 	s.calls.Add(1)
-	go func() {
+	s.spawn(func() {
 		defer s.calls.Done()
 		ctx, cancel, ok := s.modern.CallContext(s.ctx, msg.ID, s.cfg.RequestTimeout)
 		if !ok {
@@ -69,7 +69,7 @@ func (s *server) modernMessage(msg *wire.Message) {
 			s.log.ErrorContext(ctx, "mcp: handler could not make a state", "err", err)
 		}
 		s.finish(msg.ID, reply)
-	}()
+	})
 }
 
 // modernOutbound is the back channel of a 2026-07-28 call: notifications

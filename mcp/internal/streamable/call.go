@@ -68,7 +68,7 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 	}
 	switch m := first.(type) {
 	case callDone:
-		return controller.BufferedType(m.status, contentJSON, m.body)
+		return jsonAnswer(m.status, m.body, m.release)
 	case streamStarted:
 		return stream()
 	}
@@ -101,7 +101,7 @@ func (sc *sessionCall) run() {
 	if reply.Err != nil {
 		t.attrs(sc.attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, reply))
+	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, reply), reply.Buffer)
 }
 
 // workerPool runs the calls that get their own goroutine (a session's
@@ -178,7 +178,7 @@ func (t *Transport) quietCall(r *controller.Request, call *protocol.Call, encode
 		body, status := encodeErr(call.ID, reply.Err)
 		return controller.BufferedType(status, contentJSON, body)
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, call.ID, reply))
+	return jsonAnswer(http.StatusOK, t.engine.AppendReply(nil, call.ID, reply), reply.Buffer)
 }
 
 // dispatchAlone serves a call that has no session, on a state of its own.
@@ -210,10 +210,11 @@ func (t *Transport) oneCallStream(r *controller.Request, call *protocol.Call, en
 		reply := t.dispatchAlone(ctx, call)
 		if reply.Err != nil {
 			t.attrs(attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
-			out.finish(encodeErr(call.ID, reply.Err))
+			body, status := encodeErr(call.ID, reply.Err)
+			out.finish(body, status, nil)
 			return
 		}
-		out.finish(t.engine.AppendReply(nil, call.ID, reply), http.StatusOK)
+		out.finish(t.engine.AppendReply(nil, call.ID, reply), http.StatusOK, reply.Buffer)
 	}))
 	return answerFirst(r, cancel, func() controller.Reply { // the client left: closing is cancelling
 		h := http.Header{}

@@ -101,7 +101,7 @@ func (o *callOutbound) Request(_ context.Context, method string, _ json.RawMessa
 }
 
 // finish hands the response to the connection.
-func (o *callOutbound) finish(body []byte, status int) {
+func (o *callOutbound) finish(body []byte, status int, release []byte) {
 	o.mu.Lock()
 	o.done = true
 	started := o.started
@@ -110,5 +110,5 @@ func (o *callOutbound) finish(body []byte, status int) {
 		_ = o.mb.SendContext(context.Background(), callFinal{data: body})
 		return
 	}
-	_ = o.mb.SendContext(context.Background(), callDone{body: body, status: status})
+	_ = o.mb.SendContext(context.Background(), callDone{body: body, status: status, release: release})
 }

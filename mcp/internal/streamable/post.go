@@ -196,7 +196,7 @@ func (t *Transport) answer(r *http.Request, msg *wire.Message, reply *protocol.R
 	if reply.Err != nil {
 		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	return controller.BufferedType(http.StatusOK, contentJSON, t.engine.AppendReply(nil, msg.ID, *reply))
+	return jsonAnswer(http.StatusOK, t.engine.AppendReply(nil, msg.ID, *reply), reply.Buffer)
 }
 
 // callAttrs reports what is being called to the log hook.

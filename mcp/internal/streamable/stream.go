@@ -71,6 +71,9 @@ type (
 	callDone struct {
 		body   []byte
 		status int
+		// release, when set, is the pooled buffer body lies in, given
+		// back once body is written (protocol.Reply.Buffer).
+		release []byte
 	}
 )
 
@@ -255,13 +258,13 @@ func (st *stream) take(c *connState) (chunk []byte, last int64, done bool, close
 
 // finish records a POST's result: as the stream's last event when the
 // stream started, or handed to the waiting Handle as a JSON answer.
-func (st *stream) finish(body []byte) {
+func (st *stream) finish(body, release []byte) {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !st.started {
 		if st.mb != nil {
-			_ = st.mb.Send(callDone{body: body, status: http.StatusOK})
+			_ = st.mb.Send(callDone{body: body, status: http.StatusOK, release: release})
 		}
 		st.dropLocked()
 		return

@@ -1,0 +1,134 @@
+package mcpredis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	mcpcluster "github.com/saguaro-go/saguaro/mcp/cluster"
+	"github.com/saguaro-go/saguaro/mcpredis"
+	"github.com/saguaro-go/saguaro/mcpredis/redistest"
+)
+
+// TestEveryAnswerAcrossARedisRestartIsDocumented keeps a dozen sessions
+// busy on three replicas, behind a balancer with no stickiness, while
+// Redis is killed and restarted empty. Every answer, during the outage,
+// the recovery and after, is the call's result or 503 with Retry-After
+// (a session that is being recorded again must not be reported gone:
+// its client would start over); once the replicas have recorded their
+// sessions again, every session answers on every replica.
+func TestEveryAnswerAcrossARedisRestartIsDocumented(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	a := startReplica(t, "a", rs.URL(), prefix)
+	b := startReplica(t, "b", rs.URL(), prefix)
+	c := startReplica(t, "c", rs.URL(), prefix)
+	lb := roundRobin(t, a, b, c)
+	clients := make([]*client, 12)
+	for i := range clients {
+		clients[i] = newClient(t, lb.URL)
+		clients[i].initialize()
+	}
+
+	type seen struct {
+		status     int
+		retryAfter bool
+		body       string
+	}
+	var mu sync.Mutex
+	var bad []string
+	counts := map[int]int{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, cl := range clients {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"c%d-%d"}}}`, n+1, i, n)
+				if n%2 == 1 {
+					body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, n+1)
+				}
+				resp := cl.do(http.MethodPost, []byte(body), nil)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				s := seen{resp.StatusCode, resp.Header.Get("Retry-After") != "", string(b)}
+				mu.Lock()
+				counts[s.status]++
+				if s.status != http.StatusOK && (s.status != http.StatusServiceUnavailable || !s.retryAfter) {
+					bad = append(bad, fmt.Sprintf("%d (Retry-After %v): %s", s.status, s.retryAfter, s.body))
+				}
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	rs.Stop()
+	time.Sleep(time.Second)
+	rs.Restart()
+	time.Sleep(3 * time.Second) // ReplicaTTL + 2 heartbeats is 1 s here
+	close(stop)
+	wg.Wait()
+	t.Logf("answers across the restart: %v", counts)
+	assert.Empty(t, bad, "answers that are neither the result nor 503 + Retry-After")
+	assert.Positive(t, counts[http.StatusServiceUnavailable], "the outage was seen")
+
+	for _, cl := range clients {
+		for range 3 { // one request on each replica
+			require.Equal(t, "back", cl.echo("back"))
+		}
+	}
+}
+
+// TestNoReplicaIsGoneJustAfterARedisRestart: until every live replica
+// has beaten into a Redis that restarted empty, Locate does not call a
+// replica gone (another replica would take its live sessions from it): it
+// answers ErrRecovering, or the replica's URL once it has beaten. A
+// replica that stopped beating is gone again once the recovery is over.
+func TestNoReplicaIsGoneJustAfterARedisRestart(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	a := startReplica(t, "a", rs.URL(), prefix)
+	b := startReplica(t, "b", rs.URL(), prefix)
+	ctx := context.Background()
+	bURL, err := a.cl.Locate(ctx, b.cl.Self().ID)
+	require.NoError(t, err)
+
+	rs.Restart()
+	recovering, located := 0, 0
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		url, err := a.cl.Locate(ctx, b.cl.Self().ID)
+		switch {
+		case errors.Is(err, mcpredis.ErrRecovering):
+			recovering++
+		case err == nil:
+			assert.Equal(t, bURL, url)
+			located++
+		case errors.Is(err, mcpcluster.ErrReplicaGone):
+			t.Fatal("a live replica was called gone just after Redis restarted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Positive(t, recovering, "the restart was seen")
+	assert.Positive(t, located, "b beat again")
+
+	gone := b.cl.Self().ID
+	b.stop()
+	require.Eventually(t, func() bool {
+		_, err := a.cl.Locate(ctx, gone)
+		return errors.Is(err, mcpcluster.ErrReplicaGone)
+	}, 10*time.Second, 50*time.Millisecond, "a replica that stopped beating is gone")
+}
