@@ -16,6 +16,8 @@ require (
 	github.com/saguaro-go/saguaro v0.0.0-00010101000000-000000000000
 	github.com/saguaro-go/saguaro/mcpredis v0.0.0-00010101000000-000000000000
 	github.com/tmaxmax/go-sse v0.12.0
+	go.opentelemetry.io/otel/sdk v1.46.0
+	go.opentelemetry.io/otel/sdk/metric v1.46.0
 	gonum.org/v1/plot v0.16.0
 )
 
@@ -32,6 +34,8 @@ require (
 	github.com/go-chi/cors v1.2.2 // indirect
 	github.com/go-chi/httplog/v3 v3.3.0 // indirect
 	github.com/go-chi/httprate v0.16.1 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -43,6 +47,10 @@ require (
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.25.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect

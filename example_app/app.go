@@ -90,6 +90,10 @@ type app struct {
 	cluster *mcpredis.Cluster
 	rdb     *redis.Client
 	unwatch func()
+	// tel is the MCP endpoint's telemetry (/metrics, OTLP, the chart);
+	// stopChart ends the chart's feed.
+	tel       *telemetry
+	stopChart func()
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
@@ -153,6 +157,10 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		}
 		keys = [][]byte{k}
 	}
+	if a.tel, err = newTelemetry(ctx); err != nil {
+		return nil, err
+	}
+	a.stopChart = a.chartFeed(context.WithoutCancel(ctx))
 	a.mcp = a.newMCPServer(keys)
 	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
@@ -177,6 +185,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		Attrs:        middleware.SetAttrs,
 		Logger:       logger,
 		WriteTimeout: cfg.WriteTimeout,
+		Telemetry:    a.tel.mcp,
 	})
 	return a, nil
 }
@@ -223,6 +232,12 @@ func (a *app) Close() {
 	if a.unwatch != nil {
 		a.unwatch()
 	}
+	if a.stopChart != nil {
+		a.stopChart()
+	}
+	if a.tel != nil {
+		a.tel.Close(context.Background())
+	}
 	a.hub.Close()
 	if a.verifier != nil {
 		a.verifier.Close()
@@ -251,6 +266,8 @@ func (a *app) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	// The MCP endpoint's metrics, for Prometheus to scrape.
+	r.Handle("/metrics", a.tel.metrics)
 	static, _ := fs.Sub(staticFiles, "static")
 	r.Handle("/*", http.FileServerFS(static))
 	// The RFC 9728 metadata names the authorization server (this app's

@@ -96,6 +96,17 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, feed, "add_task")
 	assert.Contains(t, feed, "complete_task")
 
+	// The chart of tool calls follows /metrics: a bar per tool, and a
+	// bar that grows with the next call.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`#chart g[data-tool="add_task"][data-calls="2"]`),
+		chromedp.WaitVisible(`#chart g[data-tool="complete_task"][data-calls="1"]`),
+	), "the chart shows the tools' calls")
+	_, err = cs.CallTool(ctx, &gomcp.CallToolParams{Name: "add_task", Arguments: map[string]any{"title": "A third"}})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#chart g[data-tool="add_task"][data-calls="3"]`)),
+		"the chart moves after a tool call")
+
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG
 	require.NoError(t, err)
 	dir := filepath.Join("..", "artifacts")

@@ -23,9 +23,10 @@ type Endpoint struct {
 //
 //	r.Mount("/mcp", mcp.Controller(&mcp.Options{Handler: srv}))
 //
-// It panics when opts is nil, has no Handler, or lists a malformed origin
-// or host: a configuration mistake that must stop the program at
-// start-up, not fail every request.
+// It panics when opts is nil, has no Handler, lists a malformed origin
+// or host, or has a Telemetry whose meter refuses an instrument: a
+// configuration mistake that must stop the program at start-up, not fail
+// every request.
 //
 // Requests are checked in this order, each failure answered at once:
 // method (405 with Allow), Origin and Host (403), the caller's calls in
@@ -57,7 +58,11 @@ func Controller(opts *Options) *Endpoint {
 		cl = cluster.NewMemory().Join("")
 	}
 	listen := o.Listen.withDefaults()
-	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + "."})
+	tel, err := newTelemetry(o.Telemetry, transportTCP)
+	if err != nil {
+		panic("mcp: Controller: " + err.Error())
+	}
+	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -73,6 +78,9 @@ func Controller(opts *Options) *Endpoint {
 		KeepAlive:    o.KeepAlive,
 		MaxListeners: listen.MaxStreams,
 		Limits:       o.Limits.config(),
+	}
+	if tel != nil {
+		cfg.Observer = observer{tel}
 	}
 	if s := o.Sessions; s != nil {
 		cfg.Sessions = s.config()

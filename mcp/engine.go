@@ -24,6 +24,8 @@ type engineOptions struct {
 	// TaskIDPrefix starts every task id: a replica's id and a dot, so
 	// that a task's requests are relayed to the replica that runs it.
 	TaskIDPrefix string
+	// Telemetry records spans and metrics; nil records nothing.
+	Telemetry *telemetry
 }
 
 // engine is the protocol engine: the one method table every transport
@@ -48,6 +50,7 @@ type engine struct {
 	params    paramHeaderer
 
 	log     *slog.Logger
+	tel     *telemetry // nil: no telemetry
 	methods map[string]*methodInfo
 	decoder *wire.Decoder
 
@@ -84,7 +87,7 @@ func newEngine(h Handler, o engineOptions) *engine {
 	e.skills, _ = h.(skillLister)
 	e.taskTools, _ = h.(taskSupporter)
 	e.params, _ = h.(paramHeaderer)
-	e.log = o.Logger
+	e.log, e.tel = o.Logger, o.Telemetry
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -202,7 +205,15 @@ type methodFunc func(e *engine, ctx context.Context, call *protocol.Call, rev Re
 // params answer InvalidParams (-32602) before the handler runs. A panic
 // answers InternalError with a generic message, keeps the input state and
 // logs the panic with its stack.
-func (e *engine) Dispatch(ctx context.Context, call *protocol.Call, state any) (reply protocol.Reply) {
+func (e *engine) Dispatch(ctx context.Context, call *protocol.Call, state any) protocol.Reply {
+	if e.tel != nil {
+		return e.tel.dispatch(ctx, call, state, e.dispatch)
+	}
+	return e.dispatch(ctx, call, state)
+}
+
+// dispatch is Dispatch without telemetry.
+func (e *engine) dispatch(ctx context.Context, call *protocol.Call, state any) (reply protocol.Reply) {
 	reply.State = state
 	isNotification := call.ID.IsZero()
 	m := e.methods[call.Method]
@@ -242,6 +253,9 @@ func (e *engine) Dispatch(ctx context.Context, call *protocol.Call, state any) (
 			e.log.ErrorContext(ctx, "mcp: handler panicked",
 				slog.String("method", call.Method), slog.String("id", call.ID.String()),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			if e.tel != nil {
+				e.tel.panicked(ctx, p)
+			}
 			reply = protocol.Reply{State: state}
 			if !isNotification {
 				reply.Err = errInternal
@@ -324,7 +338,7 @@ func (e *engine) Capabilities(rev Revision) ServerCapabilities {
 
 // fill sets the common part of a request.
 func (e *engine) fill(r *Request, call *protocol.Call, rev Revision, meta RequestMeta) {
-	r.Method, r.ID, r.Revision, r.Client = call.Method, call.ID, rev, clientOf(call)
+	r.Method, r.ID, r.Revision, r.Client, r.tel = call.Method, call.ID, rev, clientOf(call), e.tel
 	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, LogLevel(call.LogLevel), call.Outbound
 }
 
@@ -448,6 +462,7 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	e.fill(&req.Request, call, rev, meta)
 	if rev == Rev20260728 {
 		if r, done := e.taskCall(ctx, call, req, state); done {
+			r.Target = name
 			return r
 		}
 	}
@@ -478,7 +493,9 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	})
 	if r.Result != nil {
 		r.Pooled = pooled
+		r.ToolError = res.IsError
 	}
+	r.Target = name
 	keepRoom(&r, room, res != nil && res.Meta == nil)
 	return r
 }
@@ -629,12 +646,14 @@ func (e *engine) getPrompt(ctx context.Context, call *protocol.Call, rev Revisio
 	req := &GetPromptRequest{Name: name, Arguments: args}
 	e.fill(&req.Request, call, rev, meta)
 	res, st, err := e.prompts.GetPrompt(ctx, req, state)
-	return e.result(ctx, call, st, err, func() ([]byte, error) {
+	r := e.result(ctx, call, st, err, func() ([]byte, error) {
 		if res == nil {
 			return nil, errors.New("mcp: GetPrompt returned no result")
 		}
 		return encodeGetPrompt(res)
 	})
+	r.Target = name
+	return r
 }
 
 func (e *engine) complete(ctx context.Context, call *protocol.Call, rev Revision, state any) protocol.Reply {

@@ -127,6 +127,10 @@ type Options struct {
 	// request body may take; nil means the defaults, which suit a
 	// server on the open internet.
 	Limits *Limits
+
+	// Telemetry reports spans and metrics through OpenTelemetry; nil,
+	// the default, reports nothing and costs nothing. See [Telemetry].
+	Telemetry *Telemetry
 }
 
 // Limits bounds what one caller holds at once ([Options.Limits]), so that

@@ -34,6 +34,30 @@ func (r *Request) outbound() protocol.Outbound {
 	return r.out
 }
 
+// notify sends a notification on the call's back channel, in a span of
+// its own when telemetry is on.
+func (r *Request) notify(ctx context.Context, method string, params json.RawMessage) error {
+	if r.tel == nil {
+		return r.outbound().Notify(ctx, method, params)
+	}
+	params, end := r.tel.send(ctx, method, params)
+	err := r.outbound().Notify(ctx, method, params)
+	end(err)
+	return err
+}
+
+// request sends a server→client request on the call's back channel and
+// waits for its answer, in a span of its own when telemetry is on.
+func (r *Request) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if r.tel == nil {
+		return r.outbound().Request(ctx, method, params)
+	}
+	params, end := r.tel.send(ctx, method, params)
+	out, err := r.outbound().Request(ctx, method, params)
+	end(err)
+	return out, err
+}
+
 // Progress sends notifications/progress for this request with the caller's
 // progressToken echoed exactly. It does nothing (nil) when the caller gave
 // no token. progress must increase from call to call
@@ -70,7 +94,7 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	if e.err != nil {
 		return fmt.Errorf("mcp: progress: %w", e.err)
 	}
-	return r.outbound().Notify(ctx, "notifications/progress", e.b)
+	return r.notify(ctx, "notifications/progress", e.b)
 }
 
 // Log sends notifications/message when level passes the session's log
@@ -94,7 +118,7 @@ func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data a
 	if e.err != nil {
 		return fmt.Errorf("mcp: log: %w", e.err)
 	}
-	return r.outbound().Notify(ctx, "notifications/message", e.b)
+	return r.notify(ctx, "notifications/message", e.b)
 }
 
 // roundTrip encodes params, sends the request and decodes the result.
@@ -103,7 +127,7 @@ func (r *Request) roundTrip(ctx context.Context, method string, params, result a
 	if err != nil {
 		return fmt.Errorf("mcp: %s: %w", method, err)
 	}
-	out, err := r.outbound().Request(ctx, method, raw)
+	out, err := r.request(ctx, method, raw)
 	var je *wire.Error
 	if errors.As(err, &je) {
 		// The client refused: that is the handler's trouble to report

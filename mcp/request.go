@@ -38,6 +38,7 @@ type Request struct {
 
 	out      protocol.Outbound
 	logLevel LogLevel
+	tel      *telemetry // nil: no telemetry
 
 	mu           sync.Mutex
 	progressSent bool

@@ -54,6 +54,9 @@ type ConnOptions struct {
 	// is answered InvalidRequest and skipped); default
 	// DefaultMaxBodyBytes.
 	MaxMessageBytes int
+	// Telemetry reports spans and metrics through OpenTelemetry; nil,
+	// the default, reports nothing. See [Telemetry].
+	Telemetry *Telemetry
 }
 
 // ServeConn serves one client over c until c's input ends, c's client
@@ -94,7 +97,11 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 	if o.QueueSize <= 0 {
 		o.QueueSize = 64
 	}
-	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults()})
+	tel, err := newTelemetry(o.Telemetry, transportPipe)
+	if err != nil {
+		return err
+	}
+	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel})
 	return conn.Serve(ctx, conn.Config{Engine: eng, Identity: o.Identity, Logger: o.Logger,
 		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize}, c)
 }

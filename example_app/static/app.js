@@ -170,4 +170,35 @@
     else feed("mcp " + m.kind, m.session ? `session ${m.session.slice(0, 8)}…` : "");
   });
   es.addEventListener("broadcast", (e) => feed("broadcast", e.data));
+
+  // The chart: a bar per tool, its length the tool's calls, red for the
+  // share that failed, with the mean latency beside it.
+  const SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, text) {
+    const n = document.createElementNS(SVG, tag);
+    for (const k in attrs) n.setAttribute(k, attrs[k]);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+  function chart(tools) {
+    const c = $("chart"), row = 22, label = 130, width = 360;
+    c.replaceChildren();
+    $("nochart").hidden = tools.length > 0;
+    c.setAttribute("height", String(tools.length * row));
+    c.setAttribute("viewBox", "0 0 " + (label + width + 90) + " " + (tools.length * row));
+    const max = Math.max(1, ...tools.map((t) => t.calls));
+    tools.forEach((t, i) => {
+      const y = i * row, w = Math.max(2, (t.calls / max) * width);
+      const g = svg("g", { "data-tool": t.tool, "data-calls": String(t.calls) });
+      g.append(svg("text", { x: 0, y: y + 15 }, t.tool));
+      g.append(svg("rect", { class: "bar", x: label, y: y + 3, height: 16, width: w }));
+      if (t.errors > 0) {
+        g.append(svg("rect", { class: "bar errors", x: label, y: y + 3, height: 16, width: w * t.errors / t.calls }));
+      }
+      g.append(svg("text", { x: label + w + 6, y: y + 15 }, String(t.calls)));
+      g.append(svg("text", { class: "ms", x: label + w + 40, y: y + 15 }, t.meanMs.toFixed(1) + " ms"));
+      c.append(g);
+    });
+  }
+  es.addEventListener("tools", (e) => chart(JSON.parse(e.data).tools || []));
 })();

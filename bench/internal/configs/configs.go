@@ -65,6 +65,10 @@ var All = []Config{
 	{Name: "saguaro-stateless", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless"},
 	{Name: "saguaro-stateful", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateful", Stateful: true},
 	{Name: "saguaro-stack", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stack", Stateful: true},
+	// saguaro-stateful with OpenTelemetry: metrics, then metrics and every
+	// call traced.
+	{Name: "saguaro-metrics", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "metrics", Stateful: true},
+	{Name: "saguaro-traced", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "traced", Stateful: true},
 	// The saguaro-stateless server, spoken to in 2026-07-28 (stateless by
 	// the revision: no initialize, no session) on the same endpoint.
 	{Name: "saguaro-modern", Library: "saguaro", Pkg: "./servers/saguaro", Mode: "stateless", Protocol: ProtocolModern},

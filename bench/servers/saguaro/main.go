@@ -3,9 +3,13 @@
 // mounted on a chi router.
 //
 // Modes: "stateless" (no sessions), "stateful" (sessions, idle timeout from
-// -idle-timeout) and "stack" (stateful, behind the realistic production
+// -idle-timeout), "stack" (stateful, behind the realistic production
 // stack of internal/stack: request logging and JWT bearer auth, sessions
-// bound to the token's identity, MCP attributes on the log line).
+// bound to the token's identity, MCP attributes on the log line),
+// "metrics" (stateful, with OpenTelemetry metrics aggregated by the SDK,
+// as between two Prometheus scrapes) and "traced" (metrics, and every
+// call traced: the SDK records each span and a batch processor hands it
+// to an exporter that drops it).
 package main
 
 import (
@@ -16,6 +20,9 @@ import (
 	"os"
 
 	"github.com/go-chi/chi/v5"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
@@ -74,16 +81,22 @@ func build(o serve.Options) (serve.Built, error) {
 		}, nil
 	case "stateless":
 		notes = "mcp.Controller, no sessions"
-	case "stateful", "stack":
+	case "stateful", "stack", "metrics", "traced":
 		opts.Sessions = &mcp.SessionOptions{IdleTimeout: o.IdleTimeout}
 		notes = fmt.Sprintf("mcp.Controller, sessions with IdleTimeout %v", o.IdleTimeout)
 	default:
 		return serve.Built{}, fmt.Errorf("unknown mode %q", o.Mode)
 	}
+	var closeTel func()
+	if o.Mode == "metrics" || o.Mode == "traced" {
+		var tnotes string
+		opts.Telemetry, tnotes, closeTel = telemetry(o.Mode == "traced")
+		notes += "; " + tnotes
+	}
 	if o.Mode != "stack" {
 		r := chi.NewRouter()
 		r.Mount(serve.MCPPath, mcp.Controller(opts))
-		return serve.Built{Handler: r, Notes: notes}, nil
+		return serve.Built{Handler: r, Notes: notes, Close: closeTel}, nil
 	}
 	opts.Identity = auth.Identity
 	opts.Attrs = middleware.SetAttrs
@@ -97,6 +110,29 @@ func build(o serve.Options) (serve.Built, error) {
 		Notes:   notes + "; chi RequestID, middleware.RequestLogger (every line, JSON via middleware.JSONHandler to io.Discard), Recoverer, auth RS256 verifier + Required, sessions bound to auth.Identity, Attrs = middleware.SetAttrs",
 		Close:   st.Close,
 	}, nil
+}
+
+// telemetry is the OpenTelemetry SDK as a service would run it: metrics
+// aggregated in memory for a reader (a Prometheus scrape) that collects
+// now and then, and with traced every call sampled and recorded, its span
+// batched to an exporter that drops it.
+func telemetry(traced bool) (*mcp.Telemetry, string, func()) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	t := &mcp.Telemetry{MeterProvider: mp}
+	notes := "Telemetry: SDK MeterProvider (manual reader)"
+	closers := []func(context.Context) error{mp.Shutdown}
+	if traced {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+			sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		t.TracerProvider = tp
+		notes += ", SDK TracerProvider sampling every call, batch processor, no-op exporter"
+		closers = append(closers, tp.Shutdown)
+	}
+	return t, notes, func() {
+		for _, c := range closers {
+			_ = c(context.Background())
+		}
+	}
 }
 
 func main() { serve.Main("saguaro", mode, build) }

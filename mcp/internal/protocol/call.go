@@ -33,6 +33,9 @@ type Call struct {
 	// Identity is who is calling ("" for anonymous). It binds 2026-07-28
 	// requestState and tasks to their caller.
 	Identity string
+	// Session is the session's id where the transport has one ("" over
+	// stdio and without sessions), for telemetry.
+	Session string
 
 	// Owned marks the transport's own Call, given to Dispatch once and
 	// whose reply it writes with Engine.AppendReply: Dispatch may change
@@ -109,6 +112,11 @@ type Reply struct {
 	Buffer []byte
 	Head   int
 	Bare   bool
+	// ToolError says a tools/call result has isError set.
+	ToolError bool
+	// Target is the tool (tools/call) or prompt (prompts/get) the call
+	// named, once its params were read; "" otherwise. For telemetry.
+	Target string
 }
 
 // Outbound is the back channel a transport supplies for one call: how a

@@ -38,6 +38,7 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
 	sc.out.st = st
 	sc.call = s.Call(msg, &sc.out)
+	sc.call.Session = s.id
 	if sc.body = body.take(); sc.body == nil {
 		sc.call.Params = append(json.RawMessage(nil), msg.Params...)
 		sc.call.Tape = nil

@@ -322,6 +322,7 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *cluste
 	}
 	tab.m[rec.ID] = s
 	tab.mu.Unlock()
+	s.opened(time.Now())
 	// A session taken over counts against its caller like one created
 	// here, over the bound if need be: it is not the caller's doing.
 	s.caller = tab.t.callerOf(r)

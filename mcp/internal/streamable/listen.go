@@ -69,6 +69,10 @@ func (t *Transport) listen(r *controller.Request, msg *wire.Message, mc *modernC
 		t.listeners.release()
 		t.callers.release(c, holdStream)
 	})
+	if obs := t.cfg.Observer; obs != nil {
+		obs.StreamOpened()
+		mb.Defer(obs.StreamClosed)
+	}
 	mb.Defer(l.Close)
 	mb.Defer(t.changes.add(l.Changed))
 	_ = mb.Send(listenWake{}) // the acknowledgement

@@ -80,7 +80,15 @@ func (tab *sessionTable) serveRelay(w http.ResponseWriter, r *http.Request, rec 
 		}
 	}
 	t.relayAttrs(r, body, rec)
-	failed := t.forward(w, r, body, rec.Owner, rec.ID, target)
+	var failed error
+	if obs := t.cfg.Observer; obs != nil {
+		ctx, inject, end := obs.Relay(r.Context(), body, rec.Owner)
+		sw := &statusWriter{ResponseWriter: w}
+		failed = t.forwardWith(sw, r.WithContext(ctx), body, rec.Owner, rec.ID, target, inject)
+		end(sw.status(failed))
+	} else {
+		failed = t.forward(w, r, body, rec.Owner, rec.ID, target)
+	}
 	if failed == nil || r.Context().Err() != nil {
 		return
 	}
@@ -142,6 +150,12 @@ func (t *Transport) relayAttrs(r *http.Request, body []byte, rec *cluster.Record
 // its answer began, the client's answer is cut (http.ErrAbortHandler, as
 // net/http expects) and a warning says which replica and session.
 func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte, owner, session, target string) error {
+	return t.forwardWith(w, r, body, owner, session, target, nil)
+}
+
+// forwardWith is forward with inject, when not nil, writing the relay's
+// trace context into the relayed request's headers.
+func (t *Transport) forwardWith(w http.ResponseWriter, r *http.Request, body []byte, owner, session, target string, inject func(http.Header)) error {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
 		t.log.ErrorContext(r.Context(), "mcp: a replica's relay URL is not a URL", slog.String("url", target))
@@ -162,6 +176,9 @@ func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte,
 			// connection, whose refusal tells that the owner is
 			// gone. A nil value is not sent.
 			pr.Out.Header["X-Idempotency-Key"] = nil
+			if inject != nil {
+				inject(pr.Out.Header)
+			}
 		},
 		Transport:     t.relay,
 		FlushInterval: -1,
@@ -193,6 +210,41 @@ func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte,
 }
 
 var errBadRelayURL = errors.New("mcp: not an absolute URL")
+
+// statusWriter remembers the status of the answer it carries.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes flushes on, so that relayed streams are not held back.
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// status is the relayed answer's status: 502 when the relay failed before
+// any answer.
+func (w *statusWriter) status(failed error) int {
+	if failed != nil && w.code == 0 {
+		return http.StatusBadGateway
+	}
+	return w.code
+}
 
 // withBody is r with a fresh reader over body.
 func withBody(r *http.Request, body []byte) *http.Request {

@@ -88,6 +88,17 @@ type session struct {
 	timer      *time.Timer
 	streams    map[int64]*stream
 	nextStream int64
+	// start is when the session started here (Unix ns), for telemetry;
+	// 0 when nothing observes it.
+	start atomic.Int64
+}
+
+// opened tells the observer of a session that started here at now.
+func (s *session) opened(now time.Time) {
+	if obs := s.tab.t.cfg.Observer; obs != nil {
+		s.start.Store(now.UnixNano())
+		obs.SessionOpened(s.Revision())
+	}
 }
 
 func newSessionID() string {
@@ -154,6 +165,7 @@ func (tab *sessionTable) add(r *http.Request, rev protocol.Revision, client any,
 	s.mu.Lock()
 	s.timer = time.AfterFunc(tab.opts.IdleTimeout, s.reap)
 	s.mu.Unlock()
+	s.opened(time.Now())
 	if fn := tab.opts.OnOpen; fn != nil {
 		fn(r, s.id)
 	}
@@ -284,6 +296,11 @@ func (s *session) endBecause(reason CloseReason) {
 	}
 	s.tab.mu.Unlock()
 	s.tab.t.callers.release(s.caller, holdSession)
+	if obs := s.tab.t.cfg.Observer; obs != nil {
+		if start := s.start.Load(); start != 0 {
+			obs.SessionClosed(s.Revision(), time.Duration(time.Now().UnixNano()-start), reason)
+		}
+	}
 	s.tab.forget(s, reason)
 	if fn := s.tab.opts.OnClose; fn != nil {
 		fn(s.id, reason)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
+	core "github.com/saguaro-go/saguaro/mcp/internal/session"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -109,12 +110,16 @@ func (s *session) dispatchSync(r *http.Request, msg *wire.Message) *protocol.Rep
 		s.untrack(msg.ID)
 	}()
 	call := s.Call(msg, &sessionOutbound{s: s})
+	call.Session = s.id
 	info, _ := t.engine.Method(msg.Method)
 	var saved func()
 	if t.cfg.Codec.Movable() {
 		saved = s.save // the new state, for a replica that takes over
 	}
 	reply := s.Dispatch(ctx, t.engine, &call, info.Mode, saved)
+	if reply.Err == core.ErrOverloaded && t.cfg.Observer != nil {
+		t.cfg.Observer.QueueOverflow()
+	}
 	s.saveAfter(reply.Effect.Kind)
 	return &reply
 }

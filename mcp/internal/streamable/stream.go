@@ -510,6 +510,10 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 		return tooManyReply(5, wire.AppendErrorResponse(nil, wire.ID{}, errTooManyStreams))
 	}
 	mb.Defer(func() { tab.t.callers.release(who, holdStream) })
+	if obs := tab.t.cfg.Observer; obs != nil {
+		obs.StreamOpened()
+		mb.Defer(obs.StreamClosed)
+	}
 	if after > st.next-1 {
 		after = st.next - 1 // an id from the future replays nothing
 	}

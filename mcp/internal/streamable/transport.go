@@ -51,6 +51,32 @@ type Config struct {
 	MaxListeners int
 	// Limits bounds what each caller holds, and how long a body may take.
 	Limits Limits
+	// Observer hears sessions, streams, queue overflows and relays, for
+	// telemetry; nil hears nothing.
+	Observer Observer
+}
+
+// Observer is what telemetry hears of the transport. Its methods must not
+// block.
+type Observer interface {
+	// SessionOpened: a session started here (created or taken over).
+	SessionOpened(rev protocol.Revision)
+	// SessionClosed: a session that started here ended after d.
+	SessionClosed(rev protocol.Revision, d time.Duration, reason CloseReason)
+	// StreamOpened and StreamClosed: an event stream with no call behind
+	// it (a session's GET stream, subscriptions/listen) opened or closed.
+	StreamOpened()
+	StreamClosed()
+	// QueueOverflow: a stateful call was refused, its session's queue
+	// full.
+	QueueOverflow()
+	// Relay starts what a request relayed to replica owner reports; body
+	// is the request's. inject writes the relay's trace context into the
+	// relayed request's headers; end ends it.
+	Relay(ctx context.Context, body []byte, owner string) (rctx context.Context, inject func(http.Header), end func(status int))
+	// Relayed returns the context to serve a relayed request in: ctx with
+	// the trace context of the relaying replica's headers.
+	Relayed(ctx context.Context, h http.Header) context.Context
 }
 
 // StateCodec saves and restores a session's handler state.
@@ -148,6 +174,9 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer t.callers.release(c, holdCall)
 		t.bodyDeadline(w, r)
+	}
+	if t.cfg.Observer != nil && r.Header.Get(relayHeader) != "" {
+		r = r.WithContext(t.cfg.Observer.Relayed(r.Context(), r.Header))
 	}
 	t.handler.ServeHTTP(w, r)
 }
