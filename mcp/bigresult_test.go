@@ -166,14 +166,7 @@ func TestBigArgumentsOverHTTP(t *testing.T) {
 		ts := httptest.NewServer(ep)
 		sid := ""
 		if sessions {
-			r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "application/json, text/event-stream")
-			resp, err := ts.Client().Do(r)
-			require.NoError(t, err)
-			resp.Body.Close()
-			sid = resp.Header.Get("Mcp-Session-Id")
-			require.NotEmpty(t, sid)
+			sid = bigSession(t, ts)
 		}
 		args, _ := json.Marshal(map[string]string{"text": text})
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + string(args) + `}}`
@@ -182,20 +175,7 @@ func TestBigArgumentsOverHTTP(t *testing.T) {
 			if chunked {
 				rd = io.MultiReader(rd) // hides the length: sent chunked
 			}
-			r, err := http.NewRequest(http.MethodPost, ts.URL, rd)
-			require.NoError(t, err)
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "application/json, text/event-stream")
-			r.Header.Set("MCP-Protocol-Version", "2025-11-25")
-			if sid != "" {
-				r.Header.Set("Mcp-Session-Id", sid)
-			}
-			resp, err := ts.Client().Do(r)
-			require.NoError(t, err)
-			raw, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, resp.StatusCode, "%.200s", raw)
+			_, raw := bigPost(t, ts, "2025-11-25", sid, rd)
 			var a bigAnswer
 			require.NoError(t, json.Unmarshal(raw, &a), "%.200s", raw)
 			require.Len(t, a.Result.Content, 1)
@@ -229,14 +209,7 @@ func TestBigAnswersReuseTheirBuffer(t *testing.T) {
 			}
 			sid := ""
 			if mode == "session" {
-				r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-				r.Header.Set("Content-Type", "application/json")
-				r.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := ts.Client().Do(r)
-				require.NoError(t, err)
-				resp.Body.Close()
-				sid = resp.Header.Get("Mcp-Session-Id")
-				require.NotEmpty(t, sid)
+				sid = bigSession(t, ts)
 			}
 			echo := func(text string) (string, int) {
 				args, _ := json.Marshal(map[string]string{"text": text})
@@ -244,24 +217,7 @@ func TestBigAnswersReuseTheirBuffer(t *testing.T) {
 				if rev == "2026-07-28" {
 					params += `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 				}
-				r, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}}`))
-				require.NoError(t, err)
-				r.Header.Set("Content-Type", "application/json")
-				r.Header.Set("Accept", "application/json, text/event-stream")
-				r.Header.Set("MCP-Protocol-Version", rev)
-				if rev == "2026-07-28" {
-					r.Header.Set("Mcp-Method", "tools/call")
-					r.Header.Set("Mcp-Name", "echo")
-				}
-				if sid != "" {
-					r.Header.Set("Mcp-Session-Id", sid)
-				}
-				resp, err := ts.Client().Do(r)
-				require.NoError(t, err)
-				raw, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				require.NoError(t, err)
-				require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", raw)
+				resp, raw := bigPost(t, ts, rev, sid, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}}`))
 				require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 				var a bigAnswer
 				require.NoError(t, json.Unmarshal(raw, &a), "%.300s", raw)
@@ -338,4 +294,44 @@ func TestBigAnswersReuseTheirBuffer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bigSession opens a 2025-11-25 session on ts and returns its id.
+func bigSession(t *testing.T, ts *httptest.Server) string {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := ts.Client().Do(r)
+	require.NoError(t, err)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, sid)
+	return sid
+}
+
+// bigPost posts a tools/call body to ts in revision rev (and session sid,
+// if any) and returns the 200 answer and its body. A 2026-07-28 call
+// names the echo tool in its headers.
+func bigPost(t *testing.T, ts *httptest.Server, rev, sid string, body io.Reader) (*http.Response, []byte) {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodPost, ts.URL, body)
+	require.NoError(t, err)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", rev)
+	if rev == "2026-07-28" {
+		r.Header.Set("Mcp-Method", "tools/call")
+		r.Header.Set("Mcp-Name", "echo")
+	}
+	if sid != "" {
+		r.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := ts.Client().Do(r)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", raw)
+	return resp, raw
 }
