@@ -40,32 +40,22 @@ value:
 		return false
 	}
 	switch data[i] {
-	case '{':
+	case '{', '[':
+		open := data[i]
 		if len(stack) == maxDepth {
 			return false
 		}
 		i = skipSpace(data, i+1)
-		if i < n && data[i] == '}' {
+		if i < n && data[i] == open+2 { // '}' and ']' follow their openers by two
 			i++
 			goto next
 		}
-		stack = append(stack, '{')
+		stack = append(stack, open)
 		if t != nil {
 			starts = append(starts, lastOpen(data, i))
 		}
-		goto key
-	case '[':
-		if len(stack) == maxDepth {
-			return false
-		}
-		i = skipSpace(data, i+1)
-		if i < n && data[i] == ']' {
-			i++
-			goto next
-		}
-		stack = append(stack, '[')
-		if t != nil {
-			starts = append(starts, lastOpen(data, i))
+		if open == '{' {
+			goto key
 		}
 		goto value
 	case '"':
