@@ -476,7 +476,8 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 		if res == nil {
 			res = &CallToolResult{}
 		}
-		if room = resultBuffer(contentSize(res.Content) + len(res.structured)); room != nil {
+		hint := contentSize(res.Content) + len(res.structured)
+		if room = resultBuffer(hint); room != nil {
 			out, err := appendCallTool(room, res)
 			room = out
 			return out[replyHead:], err
@@ -489,7 +490,7 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 			*pooled = out
 			return out, err
 		}
-		return encodeCallTool(res)
+		return appendCallTool(smallBuffer(hint), res)
 	})
 	if r.Result != nil {
 		r.Pooled = pooled
@@ -576,7 +577,7 @@ func (e *engine) readResource(ctx context.Context, call *protocol.Call, rev Revi
 			room = out
 			return out[replyHead:], err
 		}
-		return encodeReadResource(res)
+		return appendReadResource(smallBuffer(n), res)
 	})
 	keepRoom(&r, room, res != nil && res.Meta == nil)
 	return r

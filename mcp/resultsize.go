@@ -29,6 +29,16 @@ func resultBuffer(hint int) []byte {
 	return wire.GetBig(replyHead + hint + 1024)[:replyHead]
 }
 
+// smallBuffer is the buffer a small result of about hint bytes is encoded
+// into when it has no room of its own: made to measure once, instead of
+// grown by doubling from nothing (three or four allocations for a short
+// tool result).
+func smallBuffer(hint int) []byte { return make([]byte, 0, hint+smallRoom) }
+
+// smallRoom is what a small result holds besides what contentSize and
+// resourceSize count: its object's braces and member names.
+const smallRoom = 32
+
 // keepRoom records on r that its result was encoded into room after
 // replyHead free bytes; bare says it has no member a 2026-07-28 envelope
 // replaces.
