@@ -74,3 +74,34 @@ func BenchmarkLegacyStatelessToolsCall(b *testing.B) {
 		}
 	}
 }
+
+// The same call in a 2025-11-25 session: the connection waits while the
+// call runs where it may stream.
+func BenchmarkLegacySessionToolsCall(b *testing.B) {
+	h := Controller(&Options{Handler: benchServer(b), Sessions: &SessionOptions{}})
+	defer func() { _ = h.Shutdown(b.Context()) }()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(initBody("2025-11-25", "{}"))))
+	r.Header.Set("Accept", acceptBoth)
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	sid := w.Header().Get("Mcp-Session-Id")
+	if sid == "" {
+		b.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	rd := bytes.NewReader(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(benchCall)
+		r := httptest.NewRequest(http.MethodPost, "/mcp", rd)
+		r.Header.Set("Accept", acceptBoth)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Mcp-Session-Id", sid)
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || w.Body.String() != string(benchReply) {
+			b.Fatal(w.Code, w.Body.String())
+		}
+	}
+}
