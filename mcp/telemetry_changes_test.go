@@ -241,8 +241,9 @@ func TestTelemetryListen(t *testing.T) {
 }
 
 // TestTelemetryStdioChanges: on stdio, the session's list changes and
-// resource updates get their spans, with network.transport "pipe", and
-// their context in the written line's _meta.
+// resource updates, and what a subscriptions/listen sends, get their
+// spans, with network.transport "pipe", and their context in the written
+// line's _meta.
 func TestTelemetryStdioChanges(t *testing.T) {
 	t.Parallel()
 	rec := newOtelRecorder(t)
@@ -268,4 +269,19 @@ func TestTelemetryStdioChanges(t *testing.T) {
 	s = rec.spanOf(t, traceparentOf(t, n.Params))
 	assert.Equal(t, "notifications/tools/list_changed", s.Name)
 	assert.Equal(t, "pipe", attrMap(s.Attributes)["network.transport"])
+
+	// A subscriptions/listen on the same connection continues the trace
+	// of its request's _meta.
+	c.send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"traceparent":"` + clientParent + `"}}}`)
+	n = c.next()
+	require.Equal(t, "notifications/subscriptions/acknowledged", n.Method, n.raw)
+	s = rec.spanOf(t, traceparentOf(t, n.Params))
+	assert.Equal(t, clientSpan, s.Parent.SpanID().String())
+	assert.Equal(t, clientTrace, s.SpanContext.TraceID().String())
+	assert.Equal(t, map[string]string{
+		"mcp.method.name": "notifications/subscriptions/acknowledged", "network.transport": "pipe",
+		"mcp.protocol.version": "2026-07-28",
+	}, attrMap(s.Attributes))
 }
