@@ -158,9 +158,9 @@ func startTelReplica(t *testing.T, store *cluster.Memory) *telReplica {
 }
 
 // TestTelemetryClusterChange: a list change made on one replica reaches a
-// session another replica owns, through the cluster; the owner, whose
-// GET stream delivers it, makes its span, and the client's copy carries
-// that span's context.
+// session another replica owns, and a subscriptions/listen stream open on
+// that replica, through the cluster; the replica that delivers it makes
+// its spans, and each client's copy carries its span's context.
 func TestTelemetryClusterChange(t *testing.T) {
 	store := cluster.NewMemory()
 	a, b := startTelReplica(t, store), startTelReplica(t, store)
@@ -170,6 +170,14 @@ func TestTelemetryClusterChange(t *testing.T) {
 	g := openStream(t, a.ts.get(ctx, sid))
 	g.priming()
 	defer g.close()
+	l := openStream(t, a.ts.post("", `{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{`+
+		`"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"))
+	defer l.close()
+	ack, _ := l.msg()
+	require.Equal(t, "notifications/subscriptions/acknowledged", ack.Method)
+	require.Contains(t, string(ack.Params), `"toolsListChanged":true`)
 
 	require.NoError(t, AddTool(b.h, &Tool{Name: "late"}, func(context.Context, *CallToolRequest, fixtureArgs) (string, error) { return "", nil }))
 	m, _ := g.msg()
@@ -179,6 +187,13 @@ func TestTelemetryClusterChange(t *testing.T) {
 	assert.Equal(t, "notifications/tools/list_changed", s.Name)
 	assert.Equal(t, sid, attrMap(s.Attributes)["mcp.session.id"])
 	assert.Equal(t, "2025-11-25", attrMap(s.Attributes)["mcp.protocol.version"])
+
+	// The replica's subscriptions/listen stream hears the change too.
+	m, _ = l.msg()
+	require.Equal(t, "notifications/tools/list_changed", m.Method)
+	s = a.rec.spanOf(t, traceparentOf(t, m.Params))
+	assert.Equal(t, "2026-07-28", attrMap(s.Attributes)["mcp.protocol.version"])
+	assert.NotContains(t, attrMap(s.Attributes), "mcp.session.id")
 	assert.Empty(t, b.rec.named("notifications/tools/list_changed"), "the announcing replica delivers nothing")
 }
 
