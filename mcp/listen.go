@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"sync"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -72,6 +75,11 @@ type listener struct {
 	// want says which list changes were granted.
 	want    [protocol.ResourceUpdated + 1]bool
 	unwatch func()
+	// tel traces what the subscription sends (nil: nothing), each
+	// message a child of parent: the trace context of the listen
+	// request's _meta, else of the request's transport.
+	tel    *telemetry
+	parent context.Context
 
 	mu      sync.Mutex
 	ack     []byte // the acknowledgement, until taken
@@ -83,7 +91,7 @@ type listener struct {
 
 // Listen implements protocol.Engine: it reads the filter, grants what the
 // handler can report, and watches the caller's named tasks.
-func (e *engine) Listen(call *protocol.Call, wake func()) (protocol.Listener, *wire.Error) {
+func (e *engine) Listen(ctx context.Context, call *protocol.Call, wake func()) (protocol.Listener, *wire.Error) {
 	var want listenFilter
 	hasFilter := false
 	perr := protocol.EachParam(call.Params, func(key, val []byte) *wire.Error {
@@ -120,6 +128,12 @@ func (e *engine) Listen(call *protocol.Call, wake func()) (protocol.Listener, *w
 	}
 	l := &listener{id: call.ID, uris: map[string]bool{}, tasks: map[string]bool{},
 		owner: call.Identity, store: e.tasks, wake: wake, unwatch: func() {}}
+	if e.tel != nil && e.tel.tracer != nil {
+		l.tel, l.parent = e.tel, ctx
+		if tg := targetOf(call); !tg.meta.empty() {
+			l.parent = e.tel.prop.Extract(ctx, &tg.meta)
+		}
+	}
 	l.want[protocol.ToolsChanged] = got.Tools
 	l.want[protocol.PromptsChanged] = got.Prompts
 	l.want[protocol.ResourcesChanged] = got.Resources
@@ -219,6 +233,7 @@ func (l *listener) Take(dst [][]byte) [][]byte {
 	l.changed = nil
 	l.woken = false
 	l.mu.Unlock()
+	first := len(dst)
 	if ack != nil {
 		dst = append(dst, ack)
 	}
@@ -239,6 +254,16 @@ func (l *listener) Take(dst [][]byte) [][]byte {
 	for _, id := range ids {
 		if m := l.taskMessage(changed[id]); m != nil {
 			dst = append(dst, m)
+		}
+	}
+	if l.tel != nil {
+		// Each message's span ends as it is handed to the transport,
+		// as a call's notifications' spans end once they are queued.
+		for i := first; i < len(dst); i++ {
+			var span trace.Span
+			if dst[i], span = l.tel.unprompted(l.parent, protocol.Rev20260728, "", dst[i], false); span != nil {
+				span.End()
+			}
 		}
 	}
 	return dst

@@ -144,7 +144,7 @@ func startModernWith(t *testing.T, o *Options, so *ServerOptions) *modernServer 
 	s, started, ended := modernFixtureWith(t, so)
 	opts := Options{Handler: s, Sessions: &SessionOptions{}, Logger: modQuietLog()}
 	if o != nil {
-		opts.Identity, opts.Listen, opts.Limits = o.Identity, o.Listen, o.Limits
+		opts.Identity, opts.Listen, opts.Limits, opts.Telemetry = o.Identity, o.Listen, o.Limits, o.Telemetry
 		if o.Sessions == nil && o.Handler != nil {
 			opts.Sessions = nil
 		}

@@ -399,6 +399,24 @@ func TestTelemetryOffCostsNothing(t *testing.T) {
 	assert.Equal(t, inner, outer)
 	assert.Equal(t, inner, withMetrics)
 	assert.Greater(t, withTraces, outer, "the measure sees what telemetry adds")
+
+	// A list change sent outside a call is the very message, and costs
+	// nothing, unless something traces it.
+	change := []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	for _, e := range []*engine{off, metrics} {
+		allocs := testing.AllocsPerRun(100, func() {
+			out, end := e.TraceChange(context.Background(), protocol.Rev20251125, "sess", change)
+			if end != nil || &out[0] != &change[0] {
+				t.Error("an untraced change was copied or given a span")
+			}
+		})
+		assert.Zero(t, allocs)
+	}
+	out, end := traced.TraceChange(context.Background(), protocol.Rev20251125, "sess", change)
+	require.NotNil(t, end)
+	end()
+	assert.Contains(t, string(out), `"traceparent":"00-`)
+	assert.NotContains(t, string(change), "traceparent", "the shared message is left as it was")
 }
 
 // TestTelemetryRelayIsOneTrace: three replicas, each with its own tracer
@@ -407,35 +425,7 @@ func TestTelemetryOffCostsNothing(t *testing.T) {
 // span a child of the client's, the owner's span a child of the relay's.
 func TestTelemetryRelayIsOneTrace(t *testing.T) {
 	store := cluster.NewMemory()
-	type replica struct {
-		srv *httptest.Server
-		ep  *Endpoint
-		rec *otelRecorder
-		ts  *tserver
-	}
-	start := func() *replica {
-		rp := &replica{rec: newOtelRecorder(t)}
-		rp.srv = httptest.NewUnstartedServer(nil)
-		lg, buf := quietLogger()
-		rp.ep = Controller(&Options{
-			Handler:   newFixture(t).srv,
-			Cluster:   store.Join("http://" + rp.srv.Listener.Addr().String()),
-			Logger:    lg,
-			Telemetry: rp.rec.telemetry(),
-		})
-		rp.srv.Config.Handler = rp.ep
-		rp.srv.Start()
-		rp.ts = &tserver{t: t, ep: rp.ep, srv: rp.srv, url: rp.srv.URL, hc: rp.srv.Client(), log: buf}
-		return rp
-	}
-	a, b, c := start(), start(), start()
-	t.Cleanup(func() {
-		for _, rp := range []*replica{a, b, c} {
-			_ = rp.ep.Shutdown(context.Background())
-			rp.srv.CloseClientConnections()
-			rp.srv.Close()
-		}
-	})
+	a, b, c := startTelReplica(t, store), startTelReplica(t, store), startTelReplica(t, store)
 	sid := a.ts.open("2025-11-25", "{}")
 
 	// Through b, with the client's trace context in _meta.

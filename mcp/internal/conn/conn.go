@@ -350,7 +350,11 @@ func (s *server) changed(c protocol.Change) {
 	if c.Kind == protocol.ResourceUpdated {
 		params = append(wire.AppendString([]byte(`{"uri":`), c.URI), '}')
 	}
-	_ = s.write(wire.AppendNotification(nil, method, params), wire.ID{})
+	msg, end := s.eng.TraceChange(s.ctx, sess.Revision(), "", wire.AppendNotification(nil, method, params))
+	_ = s.write(msg, wire.ID{})
+	if end != nil {
+		end()
+	}
 }
 
 func trimSpace(b []byte) []byte {

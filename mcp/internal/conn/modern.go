@@ -99,7 +99,7 @@ type listening struct {
 // connection ends.
 func (s *server) listen(call *protocol.Call) {
 	ls := &listening{wake: make(chan struct{}, 1)}
-	l, perr := s.eng.Listen(call, func() {
+	l, perr := s.eng.Listen(s.ctx, call, func() {
 		select {
 		case ls.wake <- struct{}{}:
 		default:

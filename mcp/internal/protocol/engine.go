@@ -35,10 +35,20 @@ type Engine interface {
 	// arguments (2026-07-28 Mcp-Param-* headers); nil for none.
 	ParamHeaders(tool string) []ParamHeader
 	// Listen opens a subscriptions/listen subscription for a checked
-	// 2026-07-28 call. wake is called, without blocking, when the
-	// subscription has notifications to take. Its error is the call's
-	// answer.
-	Listen(call *Call, wake func()) (Listener, *wire.Error)
+	// 2026-07-28 call that arrived with ctx (the trace context of what
+	// the subscription sends comes from it and from the call's _meta).
+	// wake is called, without blocking, when the subscription has
+	// notifications to take. Its error is the call's answer.
+	Listen(ctx context.Context, call *Call, wake func()) (Listener, *wire.Error)
+	// TraceChange prepares msg, a message the server sends a session
+	// outside any call, for the client. When msg is a list change or a
+	// resource update and tracing is on, it starts the message's span
+	// (a child of ctx's, a root when ctx has none) and returns a copy of
+	// msg with the span's trace context in params._meta, and the
+	// function that ends the span once the message is on its way; else
+	// msg itself and nil, allocating nothing. session is the session's
+	// id, "" for none.
+	TraceChange(ctx context.Context, rev Revision, session string, msg []byte) ([]byte, func())
 	// OnChange registers fn for every change of the handler's lists and
 	// every resource update; remove unregisters it. fn must not block.
 	OnChange(fn func(Change)) (remove func())

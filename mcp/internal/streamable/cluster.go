@@ -366,15 +366,34 @@ func (st *stream) publish(data []byte) bool {
 func (st *stream) receive(seq int64, data []byte) (gap bool) {
 	s := st.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch {
 	case s.ended || seq < st.next:
+		s.mu.Unlock()
 		return false
 	case seq > st.next:
+		s.mu.Unlock()
 		return true
 	}
-	st.appendLocked(seq, data)
+	end := st.appendTracedLocked(seq, data)
+	s.mu.Unlock()
+	if end != nil {
+		end()
+	}
 	return false
+}
+
+// appendTracedLocked appends event seq of the store's log to this
+// replica's copy of the GET stream, where it reaches the client: a list
+// change or resource update gets its span there, and its own copy with
+// the span's trace context (the store's log, which every session
+// concerned shares, keeps the message as it was announced). It returns
+// the function that ends the span, nil when there is none; the caller
+// calls it once s.mu is released.
+func (st *stream) appendTracedLocked(seq int64, data []byte) func() {
+	s := st.s
+	data, end := s.tab.t.engine.TraceChange(context.Background(), s.Revision(), s.id, data)
+	st.appendLocked(seq, data)
+	return end
 }
 
 // sync reads the store's log after what this replica holds.
@@ -389,14 +408,20 @@ func (st *stream) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var ends []func()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, ev := range events {
 		if ev.Seq >= st.next && !s.ended {
 			// Events the log dropped are skipped, as a client
 			// that falls behind a bounded log skips them.
-			st.appendLocked(ev.Seq, ev.Data)
+			if end := st.appendTracedLocked(ev.Seq, ev.Data); end != nil {
+				ends = append(ends, end)
+			}
 		}
+	}
+	s.mu.Unlock()
+	for _, end := range ends {
+		end()
 	}
 	return nil
 }

@@ -73,7 +73,11 @@ func (e *pingEngine) Client(raw []byte) any                      { return nil }
 func (e *pingEngine) ParamHeaders(string) []protocol.ParamHeader { return nil }
 func (e *pingEngine) OnChange(func(protocol.Change)) func()      { return func() {} }
 
-func (e *pingEngine) Listen(*protocol.Call, func()) (protocol.Listener, *wire.Error) {
+func (e *pingEngine) TraceChange(_ context.Context, _ protocol.Revision, _ string, msg []byte) ([]byte, func()) {
+	return msg, nil
+}
+
+func (e *pingEngine) Listen(context.Context, *protocol.Call, func()) (protocol.Listener, *wire.Error) {
 	return nil, wire.NewError(wire.MethodNotFound, "Method not found")
 }
 

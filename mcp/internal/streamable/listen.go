@@ -51,7 +51,7 @@ func (t *Transport) listen(r *controller.Request, msg *wire.Message, mc *modernC
 	if t.cfg.Identity != nil {
 		call.Identity = t.cfg.Identity(r.Request)
 	}
-	l, perr := t.engine.Listen(call, func() { _ = mb.Send(listenWake{}) })
+	l, perr := t.engine.Listen(r.Context(), call, func() { _ = mb.Send(listenWake{}) })
 	if perr != nil {
 		return modernErrorReply(http.StatusBadRequest, msg.ID, perr)
 	}
