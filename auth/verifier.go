@@ -244,9 +244,9 @@ func (v *Verifier) Handler(next http.Handler) http.Handler {
 }
 
 // state verifies r's bearer token. A token that verified within the cache
-// TTL costs one hash and one map lookup: its state is shared, and its
-// syntax is not checked again (only well-formed tokens get into the
-// cache).
+// TTL costs one hash, one map lookup and one comparison: its state is
+// shared, and its syntax is not checked again (only well-formed tokens
+// get into the cache).
 func (v *Verifier) state(r *http.Request) *state {
 	tok, err := v.extract(r)
 	if err == nil && v.cache != nil && len(tok) <= v.maxToken {
@@ -269,7 +269,7 @@ func (v *Verifier) state(r *http.Request) *state {
 
 // extract returns the bearer token of r, or ErrNoToken or ErrInvalidRequest.
 func (v *Verifier) extract(r *http.Request) (string, error) {
-	vals := r.Header.Values("Authorization")
+	vals := r.Header["Authorization"] // canonical already: Values would canonicalize it again
 	switch len(vals) {
 	case 0:
 		return "", ErrNoToken
@@ -325,7 +325,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 	if len(token) > v.maxToken {
 		return nil, fmt.Errorf("%w: token is %d bytes, limit %d", ErrMalformed, len(token), v.maxToken)
 	}
-	var key [32]byte
+	var key uint64
 	if v.cache != nil {
 		var st *state
 		var ok bool
@@ -353,7 +353,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 	}
 	st := &state{claims: claims, challenge: v.challenge}
 	if v.cache != nil {
-		v.cache.put(key, st, gen)
+		v.cache.put(key, token, st, gen)
 	}
 	return st, nil
 }
