@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,10 @@ type client struct {
 func newClient(h http.Handler, token string) *client {
 	c := &client{h: h, body: strings.NewReader(""), w: recorder{h: http.Header{}}}
 	c.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", c.body)
+	// As net/http's server hands it over: the URL is the request target
+	// alone (scheme and host are in TLS and Host), so the logger's url.full
+	// is what it logs in production.
+	c.req.URL = &url.URL{Path: "/mcp"}
 	c.req.RemoteAddr = "127.0.0.1:40000"
 	c.req.RequestURI = "/mcp"
 	hd := c.req.Header
