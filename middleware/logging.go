@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-chi/httplog/v3"
+
+	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
 // LogOptions configures [RequestLogger]. The zero value (or a nil pointer)
@@ -236,6 +239,8 @@ type reqState struct {
 	reqBody        *bytes.Buffer // the copy of a logged request body
 	respBody       *bytes.Buffer // the copy of a logged response body
 	sw             streamWriter
+	ctx            logCtx         // the handler's context
+	scope          reqscope.Scope // what the layers below hand down
 
 	bagBuf [6]slog.Attr
 	reqBuf [6]slog.Attr
@@ -246,6 +251,36 @@ type stateKey struct{}
 
 func (stateKey) String() string { return "saguaro/middleware log state" }
 
+// logCtx is the logger's node in the request's context, part of the
+// request's reqState (no allocation of its own). It answers for the state
+// (SetAttrs), for the per-request scope later layers fill instead of
+// wrapping the context again, and for what they stored there.
+type logCtx struct {
+	context.Context
+	st *reqState
+}
+
+func (c *logCtx) Value(key any) any {
+	switch key.(type) {
+	case stateKey:
+		return c.st
+	case reqscope.ScopeKey:
+		return &c.st.scope
+	case reqscope.AuthKey:
+		if v := c.st.scope.Auth(); v != nil {
+			return v
+		}
+	}
+	return c.Context.Value(key)
+}
+
+func (c *logCtx) String() string {
+	if s, ok := c.Context.(fmt.Stringer); ok {
+		return s.String() + ".WithValue(saguaro/middleware log state)"
+	}
+	return "context.WithValue(saguaro/middleware log state)"
+}
+
 func stateFrom(ctx context.Context) *reqState {
 	st, _ := ctx.Value(stateKey{}).(*reqState)
 	return st
@@ -255,7 +290,8 @@ func stateFrom(ctx context.Context) *reqState {
 func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	st := &reqState{orig: r, url: r.URL, l: l}
 	st.bag.attrs = st.bagBuf[:0]
-	ctx := context.WithValue(r.Context(), stateKey{}, st)
+	st.ctx = logCtx{Context: r.Context(), st: st}
+	ctx := context.Context(&st.ctx)
 	st.req = *r.WithContext(ctx) // inlined: the copy is made in st, not on its own
 	hr := &st.req
 	st.hr = hr
