@@ -227,23 +227,20 @@ type reqLogger struct {
 type reqState struct {
 	bag attrBag
 
-	orig           *http.Request // the request as the handler sees it
-	logged         *http.Request // the redacted copy for the caller's hooks, or nil
-	url            *url.URL      // the URL as logged (query values redacted)
-	reqAttrs       []slog.Attr   // header-derived, set before the handler runs
-	l              *reqLogger
-	hr             *http.Request
-	stream         atomic.Bool
-	sessionFromReq bool
-	req            http.Request  // hr's storage: the handler's request lives in this allocation
-	reqBody        *bytes.Buffer // the copy of a logged request body
-	respBody       *bytes.Buffer // the copy of a logged response body
-	sw             streamWriter
-	ctx            logCtx         // the handler's context
-	scope          reqscope.Scope // what the layers below hand down
+	orig     *http.Request // the request as the handler sees it
+	logged   *http.Request // the redacted copy for the caller's hooks, or nil
+	url      *url.URL      // the URL as logged (query values redacted)
+	l        *reqLogger
+	hr       *http.Request
+	stream   atomic.Bool
+	req      http.Request  // hr's storage: the handler's request lives in this allocation
+	reqBody  *bytes.Buffer // the copy of a logged request body
+	respBody *bytes.Buffer // the copy of a logged response body
+	sw       streamWriter
+	ctx      logCtx         // the handler's context
+	scope    reqscope.Scope // what the layers below hand down
 
 	bagBuf [6]slog.Attr
-	reqBuf [6]slog.Attr
 	hdrBuf [2]slog.Attr
 }
 
@@ -327,8 +324,6 @@ func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	}
 	start := time.Now()
 
-	st.reqAttrs = requestAttrs(hr, st.reqBuf[:0])
-	_, st.sessionFromReq = findAttr(st.reqAttrs, MCPSessionKey)
 	var sw http.ResponseWriter = &st.sw
 	if _, ok := w.(http.Hijacker); ok {
 		sw = hijackStreamWriter{&st.sw}

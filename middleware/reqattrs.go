@@ -48,8 +48,9 @@ func requestAttrs(r *http.Request, attrs []slog.Attr) []slog.Attr {
 // which replace those before them under the same key.
 func (st *reqState) appendOwnAttrs(line []slog.Attr, bag []slog.Attr) []slog.Attr {
 	k := len(line)
-	line = append(line, st.reqAttrs...)
-	line = appendResponseAttrs(line, st.sw.Header(), st.sessionFromReq)
+	line = st.appendRequestAttrs(line)
+	_, fromReq := findAttr(line[k:], MCPSessionKey)
+	line = appendResponseAttrs(line, st.sw.Header(), fromReq)
 	if st.stream.Load() {
 		line = append(line, slog.String(StreamLogKey, "end"))
 	}
@@ -89,6 +90,14 @@ func headerValue(h http.Header, key string) string {
 		return v[0]
 	}
 	return ""
+}
+
+// appendRequestAttrs appends the attributes derived from the request,
+// read when a line is written (as the line's headers are), into the
+// line's own buffer rather than one kept in reqState for the request's
+// whole life.
+func (st *reqState) appendRequestAttrs(line []slog.Attr) []slog.Attr {
+	return requestAttrs(st.hr, line)
 }
 
 func findAttr(attrs []slog.Attr, key string) (slog.Attr, bool) {
