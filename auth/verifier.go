@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
 // NoLeeway, as Options.Leeway, turns the clock-skew allowance off.
@@ -237,16 +239,34 @@ func (v *Verifier) Close() error {
 // into logs and caches), and so are cookies (CSRF). More than one
 // Authorization header is an invalid request (RFC 6750 §3.1, 400), not a
 // choice to make on the client's behalf.
+//
+// Behind saguaro's middleware.RequestLogger the outcome is stored in the
+// logger's per-request state instead of a context node of its own, and
+// the request is passed on without a copy. Pitfall: a middleware between
+// the logger and the verifier then also sees the outcome on r.Context()
+// once the verifier has run (after next returns, say), where a plain
+// context value is visible below the verifier only.
 func (v *Verifier) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, v.state(r))))
+		st := v.state(r)
+		ctx := r.Context()
+		// Under saguaro's request logger the outcome goes into the
+		// logger's per-request scope, and the request is passed on as it
+		// is, not copied. Only when no outcome is visible yet: one set
+		// before (auth.NewContext, another verifier) is shadowed by a
+		// node of this request's own, as a context value always is.
+		if sc := reqscope.From(ctx); sc != nil && ctx.Value(stateKey{}) == nil && sc.SetAuth(st) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, stateKey{}, st)))
 	})
 }
 
 // state verifies r's bearer token. A token that verified within the cache
-// TTL costs one hash and one map lookup: its state is shared, and its
-// syntax is not checked again (only well-formed tokens get into the
-// cache).
+// TTL costs one hash, one map lookup and one comparison: its state is
+// shared, and its syntax is not checked again (only well-formed tokens
+// get into the cache).
 func (v *Verifier) state(r *http.Request) *state {
 	tok, err := v.extract(r)
 	if err == nil && v.cache != nil && len(tok) <= v.maxToken {
@@ -269,7 +289,7 @@ func (v *Verifier) state(r *http.Request) *state {
 
 // extract returns the bearer token of r, or ErrNoToken or ErrInvalidRequest.
 func (v *Verifier) extract(r *http.Request) (string, error) {
-	vals := r.Header.Values("Authorization")
+	vals := r.Header["Authorization"] // canonical already: Values would canonicalize it again
 	switch len(vals) {
 	case 0:
 		return "", ErrNoToken
@@ -325,7 +345,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 	if len(token) > v.maxToken {
 		return nil, fmt.Errorf("%w: token is %d bytes, limit %d", ErrMalformed, len(token), v.maxToken)
 	}
-	var key [32]byte
+	var key uint64
 	if v.cache != nil {
 		var st *state
 		var ok bool
@@ -353,7 +373,7 @@ func (v *Verifier) verify(ctx context.Context, token string) (*state, error) {
 	}
 	st := &state{claims: claims, challenge: v.challenge}
 	if v.cache != nil {
-		v.cache.put(key, st, gen)
+		v.cache.put(key, token, st, gen)
 	}
 	return st, nil
 }

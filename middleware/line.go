@@ -47,7 +47,7 @@ func (l *reqLogger) appendFields(line []slog.Attr, st *reqState, u string, statu
 	o := &l.opts
 	s := o.Schema
 	r, ww := st.orig, &st.sw
-	ref := r.Header.Get("Referer")
+	ref := headerValue(r.Header, "Referer")
 	if strings.ContainsAny(ref, "?#@") {
 		ref = redactReferer(ref, l.keep)
 	}
@@ -61,7 +61,7 @@ func (l *reqLogger) appendFields(line []slog.Attr, st *reqState, u string, statu
 		slog.String(s.RequestProto, r.Proto),
 		slog.Attr{Key: s.RequestHeaders, Value: slog.GroupValue(l.requestHeaderAttrs(r.Header, st.hdrBuf[:0])...)},
 		slog.Int64(s.RequestBytes, r.ContentLength),
-		slog.String(s.RequestUserAgent, r.UserAgent()),
+		slog.String(s.RequestUserAgent, headerValue(r.Header, "User-Agent")),
 		slog.String(s.RequestReferer, ref),
 		slog.Attr{Key: s.ResponseHeaders, Value: slog.GroupValue(headerAttrs(ww.Header(), o.LogResponseHeaders)...)},
 		slog.Int(s.ResponseStatus, status),
@@ -107,12 +107,13 @@ func appendAttrs(attrs []slog.Attr, more ...slog.Attr) []slog.Attr {
 // requestHeaderAttrs returns the logged request headers, credentials and
 // the Referer's secrets redacted as redactHeader does.
 func (l *reqLogger) requestHeaderAttrs(h http.Header, buf []slog.Attr) []slog.Attr {
-	for _, name := range l.opts.LogRequestHeaders {
-		vals := h.Values(name)
+	for i, name := range l.opts.LogRequestHeaders {
+		canon := l.reqHeaders[i]
+		vals := h[canon]
 		if len(vals) == 0 {
 			continue
 		}
-		switch http.CanonicalHeaderKey(name) {
+		switch canon {
 		case "Authorization", "Proxy-Authorization":
 			red := make([]string, len(vals))
 			for i, v := range vals {

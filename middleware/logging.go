@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-chi/httplog/v3"
+
+	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
 // LogOptions configures [RequestLogger]. The zero value (or a nil pointer)
@@ -151,6 +154,9 @@ func RequestLogger(logger *slog.Logger, opts *LogOptions) func(http.Handler) htt
 	}
 	l := &reqLogger{opts: o, logger: logger, keep: keep,
 		needLogged: o.Skip != nil || o.LogRequestBody != nil || o.LogResponseBody != nil}
+	for _, name := range o.LogRequestHeaders {
+		l.reqHeaders = append(l.reqHeaders, http.CanonicalHeaderKey(name))
+	}
 
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -204,6 +210,9 @@ type reqLogger struct {
 	opts   LogOptions
 	logger *slog.Logger
 	keep   map[string]bool
+	// reqHeaders is LogRequestHeaders in canonical form, found once
+	// rather than per request; the line names them as the options do.
+	reqHeaders []string
 	// needLogged: a caller's hook (Skip, LogRequestBody, LogResponseBody)
 	// gets the request as logged, a redacted copy, which is then built.
 	needLogged bool
@@ -218,27 +227,56 @@ type reqLogger struct {
 type reqState struct {
 	bag attrBag
 
-	orig           *http.Request // the request as the handler sees it
-	logged         *http.Request // the redacted copy for the caller's hooks, or nil
-	url            *url.URL      // the URL as logged (query values redacted)
-	reqAttrs       []slog.Attr   // header-derived, set before the handler runs
-	l              *reqLogger
-	hr             *http.Request
-	stream         atomic.Bool
-	sessionFromReq bool
-	req            http.Request  // hr's storage: the handler's request lives in this allocation
-	reqBody        *bytes.Buffer // the copy of a logged request body
-	respBody       *bytes.Buffer // the copy of a logged response body
-	sw             streamWriter
+	orig     *http.Request // the request as the handler sees it
+	logged   *http.Request // the redacted copy for the caller's hooks, or nil
+	url      *url.URL      // the URL as logged (query values redacted)
+	l        *reqLogger
+	hr       *http.Request
+	stream   atomic.Bool
+	req      http.Request  // hr's storage: the handler's request lives in this allocation
+	reqBody  *bytes.Buffer // the copy of a logged request body
+	respBody *bytes.Buffer // the copy of a logged response body
+	sw       streamWriter
+	ctx      logCtx         // the handler's context
+	scope    reqscope.Scope // what the layers below hand down
 
 	bagBuf [6]slog.Attr
-	reqBuf [6]slog.Attr
 	hdrBuf [2]slog.Attr
 }
 
 type stateKey struct{}
 
 func (stateKey) String() string { return "saguaro/middleware log state" }
+
+// logCtx is the logger's node in the request's context, part of the
+// request's reqState (no allocation of its own). It answers for the state
+// (SetAttrs), for the per-request scope later layers fill instead of
+// wrapping the context again, and for what they stored there.
+type logCtx struct {
+	context.Context
+	st *reqState
+}
+
+func (c *logCtx) Value(key any) any {
+	switch key.(type) {
+	case stateKey:
+		return c.st
+	case reqscope.ScopeKey:
+		return &c.st.scope
+	case reqscope.AuthKey:
+		if v := c.st.scope.Auth(); v != nil {
+			return v
+		}
+	}
+	return c.Context.Value(key)
+}
+
+func (c *logCtx) String() string {
+	if s, ok := c.Context.(fmt.Stringer); ok {
+		return s.String() + ".WithValue(saguaro/middleware log state)"
+	}
+	return "context.WithValue(saguaro/middleware log state)"
+}
 
 func stateFrom(ctx context.Context) *reqState {
 	st, _ := ctx.Value(stateKey{}).(*reqState)
@@ -249,7 +287,8 @@ func stateFrom(ctx context.Context) *reqState {
 func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	st := &reqState{orig: r, url: r.URL, l: l}
 	st.bag.attrs = st.bagBuf[:0]
-	ctx := context.WithValue(r.Context(), stateKey{}, st)
+	st.ctx = logCtx{Context: r.Context(), st: st}
+	ctx := context.Context(&st.ctx)
 	st.req = *r.WithContext(ctx) // inlined: the copy is made in st, not on its own
 	hr := &st.req
 	st.hr = hr
@@ -285,8 +324,6 @@ func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	}
 	start := time.Now()
 
-	st.reqAttrs = requestAttrs(hr, st.reqBuf[:0])
-	_, st.sessionFromReq = findAttr(st.reqAttrs, MCPSessionKey)
 	var sw http.ResponseWriter = &st.sw
 	if _, ok := w.(http.Hijacker); ok {
 		sw = hijackStreamWriter{&st.sw}
@@ -335,7 +372,10 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		}
 	}
 
-	duration := time.Since(start)
+	// One clock read serves the duration and the line's time: a read costs
+	// as much as formatting several fields on some virtual machines.
+	end := time.Now()
+	duration := end.Sub(start)
 	status := ww.code
 	if status == 0 {
 		status = http.StatusOK // what net/http sends when the handler wrote nothing
@@ -365,7 +405,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 	var msg [128]byte
 	m := appendMessage(msg[:0], st.orig.Method, u, status, duration)
 	if jh, ok := h.(*JSONHandler); ok {
-		if done, _ := jh.writeLine(time.Now(), lvl, m, line); done {
+		if done, _ := jh.writeLine(end, lvl, m, line); done {
 			return
 		}
 	}
@@ -376,7 +416,7 @@ func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, p
 		pc = pcs[0]
 		l.pc.Store(pc)
 	}
-	r := slog.NewRecord(time.Now(), lvl, string(m), pc)
+	r := slog.NewRecord(end, lvl, string(m), pc)
 	r.AddAttrs(line...)
 	_ = h.Handle(ctx, r)
 }

@@ -29,10 +29,10 @@ func requestAttrs(r *http.Request, attrs []slog.Attr) []slog.Attr {
 		}
 		attrs = append(attrs, slog.String(key, v))
 	}
-	add(MCPSessionKey, r.Header.Get(hdrSessionID))
-	add(MCPRevisionKey, r.Header.Get(hdrProtocolVersion))
-	add(MCPMethodKey, r.Header.Get(hdrMethod))
-	name := r.Header.Get(hdrName)
+	add(MCPSessionKey, headerValue(r.Header, hdrSessionID))
+	add(MCPRevisionKey, headerValue(r.Header, hdrProtocolVersion))
+	add(MCPMethodKey, headerValue(r.Header, hdrMethod))
+	name := headerValue(r.Header, hdrName)
 	if base, query, ok := strings.Cut(name, "?"); ok { // a resource URI may carry a query
 		name = base + "?" + redactQuery(query, nil)
 	}
@@ -48,8 +48,9 @@ func requestAttrs(r *http.Request, attrs []slog.Attr) []slog.Attr {
 // which replace those before them under the same key.
 func (st *reqState) appendOwnAttrs(line []slog.Attr, bag []slog.Attr) []slog.Attr {
 	k := len(line)
-	line = append(line, st.reqAttrs...)
-	line = appendResponseAttrs(line, st.sw.Header(), st.sessionFromReq)
+	line = st.appendRequestAttrs(line)
+	_, fromReq := findAttr(line[k:], MCPSessionKey)
+	line = appendResponseAttrs(line, st.sw.Header(), fromReq)
 	if st.stream.Load() {
 		line = append(line, slog.String(StreamLogKey, "end"))
 	}
@@ -72,7 +73,7 @@ func appendResponseAttrs(attrs []slog.Attr, h http.Header, sessionFromReq bool) 
 	if sessionFromReq {
 		return attrs
 	}
-	v := h.Get(hdrSessionID)
+	v := headerValue(h, hdrSessionID)
 	if v == "" {
 		return attrs
 	}
@@ -80,6 +81,23 @@ func appendResponseAttrs(attrs []slog.Attr, h http.Header, sessionFromReq bool) 
 		v = v[:maxHeaderAttrLen] + "…"
 	}
 	return append(attrs, slog.String(MCPSessionKey, v))
+}
+
+// headerValue is h.Get(key) for a key in canonical form, without
+// canonicalizing it again on every request.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// appendRequestAttrs appends the attributes derived from the request,
+// read when a line is written (as the line's headers are), into the
+// line's own buffer rather than one kept in reqState for the request's
+// whole life.
+func (st *reqState) appendRequestAttrs(line []slog.Attr) []slog.Attr {
+	return requestAttrs(st.hr, line)
 }
 
 func findAttr(attrs []slog.Attr, key string) (slog.Attr, bool) {

@@ -36,8 +36,10 @@ func (l *reqLogger) streamStart(st *reqState, respHeader http.Header, status int
 		slog.String(s.RequestRemoteIP, r.RemoteAddr),
 		slog.Int(s.ResponseStatus, status),
 	}
-	attrs = append(attrs, st.reqAttrs...)
-	attrs = appendResponseAttrs(attrs, respHeader, st.sessionFromReq)
+	k := len(attrs)
+	attrs = st.appendRequestAttrs(attrs)
+	_, fromReq := findAttr(attrs[k:], MCPSessionKey)
+	attrs = appendResponseAttrs(attrs, respHeader, fromReq)
 	attrs = append(attrs, slog.String(StreamLogKey, "start"))
 	attrs = merge(attrs, st.bag.snapshot())
 	attrs = dropEmptyKeys(attrs)

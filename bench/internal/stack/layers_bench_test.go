@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,10 @@ type client struct {
 func newClient(h http.Handler, token string) *client {
 	c := &client{h: h, body: strings.NewReader(""), w: recorder{h: http.Header{}}}
 	c.req, _ = http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", c.body)
+	// As net/http's server hands it over: the URL is the request target
+	// alone (scheme and host are in TLS and Host), so the logger's url.full
+	// is what it logs in production.
+	c.req.URL = &url.URL{Path: "/mcp"}
 	c.req.RemoteAddr = "127.0.0.1:40000"
 	c.req.RequestURI = "/mcp"
 	hd := c.req.Header
@@ -182,7 +187,12 @@ func reportCPU(b *testing.B) func() {
 // turn, a batch of calls each, so that a busy machine weighs on all of
 // them alike, and reports each variant's median CPU per call over the
 // batches ("<variant>-cpu-ns/call") and the whole stack's over the MCP
-// controller's ("stack/mcp"). One op is one batch of every variant.
+// controller's ("stack/mcp"), the ratio of the medians. It also reports,
+// for each variant, the median over rounds of each round's own ratio to
+// mcp ("<variant>/mcp-paired"): a round's batches run milliseconds apart,
+// so a change of load between rounds, which moves every median, cancels
+// out of it; on a busy machine it is the steadier figure. One op is one
+// batch of every variant.
 func BenchmarkLayersInterleaved(b *testing.B) {
 	const batch = 200
 	clients := make([]*client, len(stackVariants))
@@ -200,6 +210,7 @@ func BenchmarkLayersInterleaved(b *testing.B) {
 		clients[i] = c
 	}
 	samples := make([][]float64, len(stackVariants))
+	paired := make([][]float64, len(stackVariants)) // per round: a variant's CPU per call over mcp's
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, c := range clients {
@@ -213,6 +224,10 @@ func BenchmarkLayersInterleaved(b *testing.B) {
 			end, _ := processCPU()
 			samples[i] = append(samples[i], float64(end-start)/batch)
 		}
+		round := len(samples[0]) - 1
+		for i := 1; i < len(samples); i++ {
+			paired[i] = append(paired[i], samples[i][round]/samples[0][round])
+		}
 	}
 	med := make([]float64, len(samples))
 	for i, s := range samples {
@@ -221,4 +236,8 @@ func BenchmarkLayersInterleaved(b *testing.B) {
 		b.ReportMetric(med[i], stackVariants[i].name+"-cpu-ns/call")
 	}
 	b.ReportMetric(med[len(med)-1]/med[0], "stack/mcp")
+	for i := 1; i < len(stackVariants); i++ {
+		slices.Sort(paired[i])
+		b.ReportMetric(paired[i][len(paired[i])/2], stackVariants[i].name+"/mcp-paired")
+	}
 }
