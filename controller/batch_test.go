@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -364,4 +365,87 @@ func TestLoopOverHTTP2(t *testing.T) {
 	rest, _ := io.ReadAll(res.Body)
 	assert.Equal(t, "final after 3\n", string(rest))
 	<-e.ended
+}
+
+// TestNotifyPassesTheBoundAndFollowsTheQueue checks Notify: it queues past
+// a full mailbox, behind what was sent before, and fails only once the
+// mailbox is closed.
+func TestNotifyPassesTheBoundAndFollowsTheQueue(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox(2, OverflowReject)
+	require.NoError(t, mb.Send("a"))
+	require.NoError(t, mb.Send("b"))
+	require.ErrorIs(t, mb.Send("c"), ErrMailboxFull)
+	require.NoError(t, mb.Notify("ended"))
+	for _, want := range []string{"a", "b", "ended"} {
+		info, err := mb.Receive(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, want, info)
+	}
+	mb.close()
+	assert.ErrorIs(t, mb.Notify("late"), ErrClosed)
+}
+
+// TestMailboxRingKeepsOrderAndIsGivenBack drives the queue's ring through
+// growth while it wraps around, checks the order, and checks that an
+// emptied mailbox holds no ring beyond its own slots: an idle stream
+// keeps nothing of a burst.
+func TestMailboxRingKeepsOrderAndIsGivenBack(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox(1000, OverflowReject)
+	defer mb.close()
+	sent, next := 0, 0
+	for round := 1; round <= 40; round++ {
+		for range round * 3 {
+			require.NoError(t, mb.Send(sent))
+			sent++
+		}
+		for range round*3 - round { // leave some queued: the next round wraps
+			info, ok := mb.take()
+			require.True(t, ok)
+			require.Equal(t, next, info)
+			next++
+		}
+	}
+	for next < sent {
+		info, ok := mb.take()
+		require.True(t, ok)
+		require.Equal(t, next, info)
+		next++
+	}
+	_, ok := mb.take()
+	assert.False(t, ok)
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	assert.Nil(t, mb.big, "an empty queue gives its ring back")
+	assert.Zero(t, mb.n)
+}
+
+// TestEveryTicksDoNotPileUp checks that a loop busy for several periods
+// gets one tick, not one per period, and that the timer stops with the
+// mailbox.
+func TestEveryTicksDoNotPileUp(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox(4, OverflowReject)
+	mb.Every(time.Millisecond, "tick")
+	time.Sleep(30 * time.Millisecond) // a busy loop: many periods pass
+	never := make(chan struct{})
+	info, ok := mb.wait(never)
+	require.True(t, ok)
+	assert.Equal(t, "tick", info)
+	_, ok = mb.take()
+	assert.False(t, ok, "ticks are not queued")
+	mb.close()
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	assert.False(t, mb.more.Load().tick.Stop(), "the mailbox's close stopped the timer, for good")
+}
+
+// TestStreamStateStaysSmall pins the size of what every idle stream holds
+// for its whole life, so that a field added carelessly shows up here
+// rather than in the memory per connected client.
+func TestStreamStateStaysSmall(t *testing.T) {
+	t.Parallel()
+	assert.LessOrEqual(t, unsafe.Sizeof(Mailbox{}), uintptr(96), "Mailbox")
+	assert.LessOrEqual(t, unsafe.Sizeof(Request{}), uintptr(64), "Request")
 }

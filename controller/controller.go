@@ -70,9 +70,7 @@ func New(c Controller, opts *Options) http.Handler {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &Request{Request: r, h: h, w: w}
 	defer req.release()
-	reply := h.handle(req)
-	c := &conn{w: w, r: r, req: req, h: h}
-	reply.serve(c)
+	h.handle(req).serve(req)
 }
 
 // handle calls the controller and turns a panic, or a nil reply, into a

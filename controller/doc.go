@@ -36,10 +36,11 @@
 //     the process keeps running.
 //
 // Whatever the way, the mailbox is then closed: later Sends return
-// [ErrClosed] at once, monitor and timer goroutines end, and functions
+// [ErrClosed] at once, monitor goroutines and the timer end, and functions
 // registered with [Mailbox.Defer] run. [Mailbox.Monitor] turns another
 // thing's end (a closed channel) into a message, which is how a stream
-// learns that the session feeding it died.
+// learns that the session feeding it died; [Mailbox.Notify] is the same
+// for a producer that says so itself.
 //
 // # Batches
 //
@@ -61,14 +62,26 @@
 // the sender decides (drop it, retry, or end the producer). Under
 // [OverflowDisconnect] the loop is ended instead, for streams where a lost
 // message is worse than a reconnect. [Mailbox.SendContext] waits for room.
-// Monitor messages and timer ticks do not count against the bound.
+// Monitor and Notify messages and timer ticks do not count against the
+// bound.
 //
-// A fan-out source such as sse.Hub uses the non-blocking Send: a client
-// too slow for its mailbox is dropped by the hub (the loop learns of it
-// through a monitor and ends the stream once it has written what was
-// queued), and it resumes from its Last-Event-ID; the others are never
-// held up. Send of a pointer allocates nothing, so pass the hub's
-// *sse.Entry as the message rather than a copy of an event.
+// A fan-out source such as sse.Hub (sse.Hub.SubscribeMailbox) uses the
+// non-blocking Send: a client too slow for its mailbox is dropped by the
+// hub (the loop learns of it through Notify, after what was queued, and
+// ends the stream once it has written that), and it resumes from its
+// Last-Event-ID; the others are never held up. Send of a pointer
+// allocates nothing, so pass the hub's *sse.Entry as the message rather
+// than a copy of an event.
+//
+// # Memory
+//
+// A loop that waits holds, besides its connection's buffers, its Request,
+// its mailbox and the waiting records of the channels it waits on: its
+// mailbox's and its request context's, plus one for a [Mailbox.Monitor]
+// (a [Mailbox.Every] timer wakes it through its mailbox). An idle stream
+// fed by an sse.Hub costs a few hundred bytes on top of what net/http
+// holds for any connection; a header map built per stream, rather than
+// shared (see [Loop]), adds garbage to every connection.
 //
 // # Panics before the reply
 //

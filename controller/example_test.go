@@ -90,29 +90,22 @@ func ExampleLoop() {
 // A live feed: each connection's mailbox is subscribed to a topic of an
 // sse.Hub, and its loop pushes every entry's frame, encoded once by the
 // hub for all subscribers. Queued entries are flushed together. A client
-// that falls behind by more than its mailbox is dropped by the hub; the
-// monitor ends its stream, and it comes back with Last-Event-ID, which the
-// hub replays from its log.
+// that falls behind by more than its mailbox is dropped by the hub, which
+// tells the loop with sse.Ended after what was queued; the loop ends the
+// stream, and the client comes back with Last-Event-ID, which the hub
+// replays from its log. The subscription ends with the mailbox.
 func ExampleLoop_hub() {
-	type feedEnded struct{}
 	hub := sse.NewHub(nil)
+	header := sse.Headers(http.Header{}) // one map for every stream: the loop copies it, never modifies it
 	feed := controller.Func(func(req *controller.Request) controller.Reply {
-		mb := req.Mailbox()
-		sub, err := hub.SubscribeFunc("news", sse.LastEventID(req.Request), func(e *sse.Entry) bool {
-			return mb.Send(e) == nil // never blocks; false drops the subscriber
-		})
-		if err != nil {
+		if _, err := hub.SubscribeMailbox("news", sse.LastEventID(req.Request), req.Mailbox()); err != nil {
 			return controller.Status(http.StatusServiceUnavailable)
 		}
-		mb.Defer(sub.Close)
-		mb.Monitor(sub.Done(), feedEnded{})
-		header := http.Header{}
-		sse.Headers(header)
 		return controller.Loop(http.StatusOK, header, struct{}{}, func(info any, push controller.Push, st struct{}) (struct{}, controller.Action) {
 			switch m := info.(type) {
 			case *sse.Entry:
 				_ = push(m.Frame())
-			case feedEnded:
+			case sse.Ended: // the hub closed, or this client fell behind
 				return st, controller.Stop(sse.AppendRetry(nil, time.Second))
 			}
 			return st, controller.Continue

@@ -18,35 +18,26 @@ import (
 	"github.com/saguaro-go/saguaro/sse"
 )
 
-// hubGone is the message a fan-out loop receives when its subscription
-// ends.
-type hubGone struct{}
-
 // hubFeed is the controller a fan-out stream is written with: the
-// connection's mailbox subscribed to a hub topic, the subscription's end
-// monitored, and a loop that pushes each event.
+// connection's mailbox subscribed to a hub topic, and a loop that pushes
+// each event and ends when the hub ends the subscription.
 func hubFeed(hub *sse.Hub) controller.Controller {
 	return controller.Func(func(req *controller.Request) controller.Reply {
-		mb := req.Mailbox()
-		sub, err := hub.SubscribeFunc("t", sse.LastEventID(req.Request), func(e *sse.Entry) bool {
-			return mb.Send(e) == nil
-		})
-		if err != nil {
+		if _, err := hub.SubscribeMailbox("t", sse.LastEventID(req.Request), req.Mailbox()); err != nil {
 			return controller.Status(http.StatusServiceUnavailable)
 		}
-		mb.Defer(sub.Close)
-		mb.Monitor(sub.Done(), hubGone{})
-		header := http.Header{}
-		sse.Headers(header)
-		return controller.Loop(http.StatusOK, header, struct{}{}, handleHubEvent)
+		return controller.Loop(http.StatusOK, streamHeader, struct{}{}, handleHubEvent)
 	})
 }
+
+// streamHeader is every stream's response header, shared.
+var streamHeader = sse.Headers(http.Header{})
 
 func handleHubEvent(info any, push controller.Push, st struct{}) (struct{}, controller.Action) {
 	switch m := info.(type) {
 	case *sse.Entry:
 		_ = push(m.Frame())
-	case hubGone:
+	case sse.Ended:
 		return st, controller.Stop(sse.AppendRetry(nil, time.Second))
 	}
 	return st, controller.Continue

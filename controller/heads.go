@@ -31,30 +31,39 @@ const headLinger = 100 * time.Millisecond
 // writes frames through its connection, which may be busy).
 type heads struct {
 	mu      sync.Mutex
-	queue   []*headJob
+	queue   []*headJob // queue[next:] wait to be written
+	next    int
 	running bool
 	kick    chan struct{} // wakes a lingering writer; made with the first writer
 }
 
-// headJob is one response head and its outcome.
+// headJob is one response head and its outcome. The connection's
+// goroutine waits for it on done, a WaitGroup rather than a channel, and
+// jobs are reused (headJobs): a head costs no allocation that outlives
+// it, so a burst of connecting streams leaves no garbage behind in the
+// size classes its long-lived objects use.
 type headJob struct {
-	c      *conn
+	c      *Request
 	status int
 	header http.Header
 	err    error
 	panic  any // a panic while writing, re-raised on the connection's goroutine
-	done   chan struct{}
+	done   sync.WaitGroup
 }
+
+var headJobs = sync.Pool{New: func() any { return new(headJob) }}
 
 // write writes the head of c's response and flushes it, on the writer
 // goroutine for HTTP/1, and returns the flush's error. A panic while
 // writing is raised again here.
-func (h *heads) write(c *conn, status int, header http.Header) error {
-	if c.r.ProtoMajor != 1 {
+func (h *heads) write(c *Request, status int, header http.Header) error {
+	if c.Request.ProtoMajor != 1 {
 		c.writeHead(status, header)
 		return c.write(nil)
 	}
-	j := &headJob{c: c, status: status, header: header, done: make(chan struct{})}
+	j := headJobs.Get().(*headJob)
+	j.c, j.status, j.header = c, status, header
+	j.done.Add(1)
 	h.mu.Lock()
 	h.queue = append(h.queue, j)
 	if !h.running {
@@ -67,11 +76,14 @@ func (h *heads) write(c *conn, status int, header http.Header) error {
 		signal(h.kick)
 	}
 	h.mu.Unlock()
-	<-j.done
-	if j.panic != nil {
-		panic(j.panic)
+	j.done.Wait()
+	err, p := j.err, j.panic
+	j.c, j.status, j.header, j.err, j.panic = nil, 0, nil, nil, nil
+	headJobs.Put(j)
+	if p != nil {
+		panic(p)
 	}
-	return j.err
+	return err
 }
 
 // run writes queued heads until none has come for headLinger.
@@ -79,7 +91,7 @@ func (h *heads) run(kick chan struct{}) {
 	var idle *time.Timer
 	for {
 		h.mu.Lock()
-		if len(h.queue) == 0 {
+		if h.next == len(h.queue) {
 			h.mu.Unlock()
 			if idle == nil {
 				idle = time.NewTimer(headLinger)
@@ -92,23 +104,25 @@ func (h *heads) run(kick chan struct{}) {
 			case <-idle.C:
 			}
 			h.mu.Lock()
-			if len(h.queue) == 0 {
+			if h.next == len(h.queue) {
 				h.running = false
-				h.queue = h.queue[:0:0] // a burst's backing array goes too
+				h.queue, h.next = nil, 0 // a burst's backing array goes too
 				h.mu.Unlock()
 				return
 			}
 		}
-		j := h.queue[0]
-		h.queue[0] = nil
-		h.queue = h.queue[1:]
+		j := h.queue[h.next]
+		h.queue[h.next] = nil
+		if h.next++; h.next == len(h.queue) {
+			h.queue, h.next = h.queue[:0], 0 // the next heads reuse the array
+		}
 		h.mu.Unlock()
 		j.run()
 	}
 }
 
 func (j *headJob) run() {
-	defer close(j.done)
+	defer j.done.Done()
 	defer func() { j.panic = recover() }()
 	j.c.writeHead(j.status, j.header)
 	j.err = j.c.write(nil)

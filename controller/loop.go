@@ -66,22 +66,26 @@ type loopReply[S any] struct {
 // frames flushed together (see [Push]). See the package documentation for
 // how a loop ends. For an event stream, set the headers with sse.Headers
 // and push an sse.Entry's frame, or frame an event with sse.Event.AppendTo.
+//
+// header is copied into the response and never modified, so the streams
+// of a route can share one map, built once (header may be nil): a map per
+// stream is a few hundred bytes of garbage for every client that
+// connects.
 func Loop[S any](status int, header http.Header, state S, handle HandleInfo[S]) Reply {
 	return &loopReply[S]{status: status, header: header, state: state, handle: handle}
 }
 
-func (l *loopReply[S]) serve(c *conn) {
+func (l *loopReply[S]) serve(c *Request) {
 	defer c.recoverStream()
 	defer c.finish()
-	mb := c.req.Mailbox()
+	mb := c.Mailbox()
 	defer mb.close()
 	// From here on the reply itself is not used, so that its header map,
 	// copied into the response, is not kept for the loop's whole life.
 	handle, state := l.handle, l.state
 	gone := c.h.heads.write(c, l.status, l.header)
-	ctx := c.r.Context()
+	ctx := c.Request.Context()
 	done := ctx.Done()
-	tick, tickInfo := mb.ticker()
 	push := Push(c.push) // once: a method value per message would allocate
 	batch := 0           // messages handled since the last flush
 	for gone == nil {
@@ -94,14 +98,14 @@ func (l *loopReply[S]) serve(c *conn) {
 		} else {
 			// Nothing queued: the batch is over. Flush it, then wait.
 			batch = 0
-			if c.pending && c.flush() != nil {
+			if c.out.pending() && c.flush() != nil {
 				gone = c.err
 				break
 			}
 			if gone = mb.ended(ctx, done); gone != nil {
 				break
 			}
-			if info, ok = mb.wait(done, tick, tickInfo); !ok {
+			if info, ok = mb.wait(done); !ok {
 				continue
 			}
 		}
@@ -114,7 +118,7 @@ func (l *loopReply[S]) serve(c *conn) {
 		if act.stop {
 			if act.final != nil {
 				_ = c.write(act.final)
-			} else if c.pending {
+			} else if c.out.pending() {
 				_ = c.flush()
 			}
 			break
@@ -136,7 +140,7 @@ func (l *loopReply[S]) serve(c *conn) {
 }
 
 // dead is the push a loop gets while handling its Disconnect.
-func (c *conn) dead([]byte) error {
+func (c *Request) dead([]byte) error {
 	if c.err != nil {
 		return c.err
 	}

@@ -13,41 +13,21 @@ import (
 // [JSON], [Status], [MethodNotAllowed], [Stream] or [Loop]. The set is
 // closed; other packages cannot add kinds.
 type Reply interface {
-	serve(c *conn)
+	serve(c *Request)
 }
 
-// conn is one request's connection while its reply is served.
-type conn struct {
-	w   http.ResponseWriter
-	r   *http.Request
-	req *Request
-	h   *handler
-	rc  *http.ResponseController
-	// fl is the response writer's own FlushError when it has one: called
-	// directly, it saves the ResponseController's frames on the stack of
-	// every write (see writeHeadOut).
-	fl interface{ FlushError() error }
-	// wrote is set once the status is on the wire; a panic after that can
-	// no longer become a 500.
-	wrote bool
-	// pending is set while pushed bytes wait for a flush.
-	pending bool
-	err     error
-	armed   int64 // when the write deadline was last set, in Unix nanoseconds: a stream holds its conn, so it is kept small
-}
-
-func (c *conn) writeHead(status int, header http.Header) {
+func (c *Request) writeHead(status int, header http.Header) {
 	dst := c.w.Header()
 	for k, v := range header {
 		dst[k] = v
 	}
 	c.w.WriteHeader(status)
-	c.wrote = true
+	c.out |= outWrote
 }
 
 // write writes p and flushes it, with the write deadline, and remembers the
 // first error: after it every write fails the same way.
-func (c *conn) write(p []byte) error {
+func (c *Request) write(p []byte) error {
 	if len(p) > 0 && c.push(p) != nil {
 		return c.err
 	}
@@ -56,7 +36,7 @@ func (c *conn) write(p []byte) error {
 
 // push writes p without flushing it (an empty p flushes), with the write
 // deadline, and remembers the first error.
-func (c *conn) push(p []byte) error {
+func (c *Request) push(p []byte) error {
 	if c.err != nil {
 		return c.err
 	}
@@ -68,24 +48,28 @@ func (c *conn) push(p []byte) error {
 		c.err = err
 		return err
 	}
-	c.pending = true
+	c.out |= outPending
 	return nil
 }
 
 // flush sends what was written, with the write deadline.
-func (c *conn) flush() error {
+func (c *Request) flush() error {
 	if c.err != nil {
 		return c.err
 	}
 	c.arm()
-	c.pending = false
+	c.out &^= outPending
 	// Flush errors are not reliable behind wrappers that implement only
 	// Flush, such as chi's; the next write reports the failure instead.
+	// The response writer's own FlushError, when it has one, is called
+	// directly: it saves the ResponseController's frames on the stack of
+	// every write, and asking for it each time saves keeping it in every
+	// stream's Request.
 	var err error
-	if c.fl != nil {
-		err = c.fl.FlushError()
+	if fl, ok := c.w.(interface{ FlushError() error }); ok {
+		err = fl.FlushError()
 	} else {
-		err = c.rc.Flush()
+		err = http.NewResponseController(c.w).Flush()
 	}
 	if err != nil {
 		c.err = err
@@ -96,30 +80,26 @@ func (c *conn) flush() error {
 // arm sets the write deadline. Re-arming it costs a syscall-heavy path;
 // doing it once a quarter of the timeout keeps the limit between 3/4 and
 // all of WriteTimeout for a fraction of the cost.
-func (c *conn) arm() {
-	if c.rc == nil {
-		c.rc = http.NewResponseController(c.w)
-		c.fl, _ = c.w.(interface{ FlushError() error })
-	}
+func (c *Request) arm() {
 	if t := c.h.opts.WriteTimeout; t > 0 {
-		if now := time.Now(); time.Duration(now.UnixNano()-c.armed) > t/4 {
-			_ = c.rc.SetWriteDeadline(now.Add(t))
-			c.armed = now.UnixNano()
+		if now := time.Now(); time.Duration(now.UnixNano()-c.out.armed()) > t/4 {
+			_ = http.NewResponseController(c.w).SetWriteDeadline(now.Add(t))
+			c.out.setArmed(now.UnixNano())
 		}
 	}
 }
 
 // finish clears the write deadline so a kept-alive connection's next
 // response is not cut by it.
-func (c *conn) finish() {
-	if c.rc != nil && c.h.opts.WriteTimeout > 0 {
-		_ = c.rc.SetWriteDeadline(time.Time{})
+func (c *Request) finish() {
+	if c.out.armed() != 0 && c.h.opts.WriteTimeout > 0 {
+		_ = http.NewResponseController(c.w).SetWriteDeadline(time.Time{})
 	}
 }
 
 // recoverStream handles a panic in a stream function or a loop handler:
 // before the status it becomes a 500; after it, the connection is aborted.
-func (c *conn) recoverStream() {
+func (c *Request) recoverStream() {
 	v := recover()
 	if v == nil {
 		return
@@ -127,12 +107,12 @@ func (c *conn) recoverStream() {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	c.h.logPanic(c.r, v)
-	if !c.wrote {
+	c.h.logPanic(c.Request, v)
+	if !c.out.wrote() {
 		internalError().serve(c)
 		return
 	}
-	c.req.release()
+	c.release()
 	// The response is under way: the only honest signal left is to cut
 	// the connection, which net/http does quietly for ErrAbortHandler.
 	panic(http.ErrAbortHandler)
@@ -167,7 +147,7 @@ func MethodNotAllowed(allowed ...string) Reply {
 		header: http.Header{"Allow": {strings.Join(allowed, ", ")}}}
 }
 
-func (b *buffered) serve(c *conn) {
+func (b *buffered) serve(c *Request) {
 	h := c.w.Header()
 	for k, v := range b.header {
 		h[k] = v
@@ -184,7 +164,7 @@ func (b *buffered) serve(c *conn) {
 		h["Content-Length"] = zeroLength
 	}
 	c.w.WriteHeader(b.status)
-	c.wrote = true
+	c.out |= outWrote
 	if len(b.body) > 0 {
 		_, _ = c.w.Write(b.body)
 	}
@@ -226,11 +206,11 @@ type jsonReply struct {
 // encoded is logged and answered with a 500.
 func JSON(status int, v any) Reply { return &jsonReply{status: status, v: v} }
 
-func (j *jsonReply) serve(c *conn) {
+func (j *jsonReply) serve(c *Request) {
 	body, err := json.Marshal(j.v)
 	if err != nil {
-		c.h.opts.Logger.ErrorContext(c.r.Context(), "controller: JSON reply not encodable",
-			slog.String("path", c.r.URL.Path), slog.Any("error", err))
+		c.h.opts.Logger.ErrorContext(c.Request.Context(), "controller: JSON reply not encodable",
+			slog.String("path", c.Request.URL.Path), slog.Any("error", err))
 		internalError().serve(c)
 		return
 	}
@@ -245,7 +225,7 @@ type handlerReply struct{ h http.Handler }
 // way, such as an auth package's refusal.
 func Handler(h http.Handler) Reply { return &handlerReply{h: h} }
 
-func (hr *handlerReply) serve(c *conn) {
-	c.wrote = true
-	hr.h.ServeHTTP(c.w, c.r)
+func (hr *handlerReply) serve(c *Request) {
+	c.out |= outWrote
+	hr.h.ServeHTTP(c.w, c.Request)
 }

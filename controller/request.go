@@ -17,7 +17,36 @@ type Request struct {
 	h  *handler
 	w  http.ResponseWriter
 	mb *Mailbox
+
+	// The connection's state while the reply is served, in the same
+	// allocation: a stream keeps its Request for its whole life. err is
+	// the first write error: after it every write fails the same way.
+	err error
+	out outState
 }
+
+// outState is a connection's write state, packed into one word: when the
+// write deadline was last set, in Unix nanoseconds rounded down to a
+// multiple of 4 (0: never), and in the two bits below, outWrote and
+// outPending.
+type outState int64
+
+const (
+	outWrote   outState = 1 << iota // the status is on the wire: a panic can no longer become a 500
+	outPending                      // pushed bytes wait for a flush
+	outFlags   = outWrote | outPending
+)
+
+func (o outState) wrote() bool   { return o&outWrote != 0 }
+func (o outState) pending() bool { return o&outPending != 0 }
+
+// armed returns when the write deadline was last set, in Unix
+// nanoseconds; 0 if never.
+func (o outState) armed() int64 { return int64(o &^ outFlags) }
+
+// setArmed records that the write deadline was set at now (Unix
+// nanoseconds).
+func (o *outState) setArmed(now int64) { *o = outState(now)&^outFlags | *o&outFlags }
 
 // SetReadDeadline sets the deadline for reading the rest of the request,
 // its body included, as [http.ResponseController] does; the zero time

@@ -145,9 +145,7 @@ func TestSlowClientsDoNotSlowTheOthers(t *testing.T) {
 	var lagged atomic.Int32
 	feed := controller.Func(func(req *controller.Request) controller.Reply {
 		mb := req.Mailbox()
-		sub, err := hub.SubscribeFunc("t", sse.LastEventID(req.Request), func(e *sse.Entry) bool {
-			return mb.Send(e) == nil
-		})
+		sub, err := hub.SubscribeMailbox("t", sse.LastEventID(req.Request), mb)
 		if err != nil {
 			return controller.Status(http.StatusServiceUnavailable)
 		}
@@ -155,12 +153,8 @@ func TestSlowClientsDoNotSlowTheOthers(t *testing.T) {
 			if errors.Is(sub.Err(), sse.ErrLagged) {
 				lagged.Add(1)
 			}
-			sub.Close()
 		})
-		mb.Monitor(sub.Done(), hubGone{})
-		header := http.Header{}
-		sse.Headers(header)
-		return controller.Loop(http.StatusOK, header, struct{}{}, handleHubEvent)
+		return controller.Loop(http.StatusOK, streamHeader, struct{}{}, handleHubEvent)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -26,15 +26,15 @@ func Stream(status int, header http.Header, fn func(ctx context.Context, send Se
 	return &streamReply{status: status, header: header, fn: fn}
 }
 
-func (s *streamReply) serve(c *conn) {
+func (s *streamReply) serve(c *Request) {
 	defer c.recoverStream()
 	defer c.finish()
 	c.writeHead(s.status, s.header)
 	if err := c.write(nil); err != nil {
 		return
 	}
-	if err := s.fn(c.r.Context(), c.write); err != nil && c.r.Context().Err() == nil {
-		c.h.opts.Logger.WarnContext(c.r.Context(), "controller: stream ended with an error",
-			slog.String("path", c.r.URL.Path), slog.Any("error", err))
+	if err := s.fn(c.Request.Context(), c.write); err != nil && c.Request.Context().Err() == nil {
+		c.h.opts.Logger.WarnContext(c.Request.Context(), "controller: stream ended with an error",
+			slog.String("path", c.Request.URL.Path), slog.Any("error", err))
 	}
 }

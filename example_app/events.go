@@ -25,10 +25,6 @@ const tickInterval = 5 * time.Second
 // tick is the timer message a feed loop receives every tickInterval.
 type tick struct{}
 
-// hubGone is the message a feed loop receives when its hub subscription
-// ends (the hub closed, or the client fell too far behind).
-type hubGone struct{}
-
 // eventRoutes serves the live feed:
 //
 //	GET  /events            Server-Sent Events: a "snapshot" of the board
@@ -112,20 +108,18 @@ func (a *app) feed(req *controller.Request) controller.Reply {
 		}
 		_ = mb.Send(sse.Event{Event: "snapshot", Data: snap})
 	}
-	sub, err := a.hub.SubscribeFunc(feedTopic, lastID, func(e *sse.Entry) bool {
-		return mb.Send(e) == nil
-	})
-	if err != nil {
+	// The subscription ends with the mailbox; the hub's end of it (it
+	// closed, or the client fell too far behind) arrives as sse.Ended.
+	if _, err := a.hub.SubscribeMailbox(feedTopic, lastID, mb); err != nil {
 		return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
 	}
-	mb.Defer(sub.Close)
-	mb.Monitor(sub.Done(), hubGone{})
 	mb.Every(tickInterval, tick{})
-
-	header := http.Header{}
-	sse.Headers(header)
-	return controller.Loop(http.StatusOK, header, 0, handleFeed)
+	return controller.Loop(http.StatusOK, feedHeader, 0, handleFeed)
 }
+
+// feedHeader is every feed's response header, built once: the loop copies
+// it into each response and never modifies it.
+var feedHeader = sse.Headers(http.Header{})
 
 // handleFeed pushes one frame per message; its state counts the ticks.
 func handleFeed(info any, push controller.Push, ticks int) (int, controller.Action) {
@@ -141,7 +135,7 @@ func handleFeed(info any, push controller.Push, ticks int) (int, controller.Acti
 		ev := sse.Event{Event: "tick", Data: fmt.Appendf(nil, `{"n":%d,"time":%q}`, ticks, time.Now().UTC().Format(time.RFC3339))}
 		frame, _ := ev.AppendTo(nil)
 		_ = push(frame)
-	case hubGone:
+	case sse.Ended:
 		// Ask the client to come back soon; it resumes from its last id.
 		return ticks, controller.Stop(sse.AppendRetry(nil, time.Second))
 	}

@@ -29,6 +29,7 @@
 // to read frames one by one.
 //
 // The package imports only the standard library and knows nothing of the
-// controller package: a controller loop pushes an [Entry.Frame], or frames
+// controller package: a controller loop's mailbox is a [Mailbox] to
+// [Hub.SubscribeMailbox], and the loop pushes an [Entry.Frame], or frames
 // its own events with [Event.AppendTo].
 package sse

@@ -38,12 +38,14 @@ type HubOptions struct {
 //
 // Publishing never blocks and never waits for a subscriber: each one has
 // its own bounded queue (a channel of [HubOptions.QueueSize] entries for
-// [Hub.Subscribe]; for [Hub.SubscribeFunc], whatever its delivery function
-// queues into). When a subscriber's queue is full as an event is published,
-// that subscriber is dropped at once and for good: its Err becomes
-// [ErrLagged], its Done channel is closed, its channel (if it has one) is
-// closed after the entries already queued, which are still delivered, and it
-// receives nothing more. The other subscribers are not affected in any way.
+// [Hub.Subscribe]; for [Hub.SubscribeMailbox] and [Hub.SubscribeFunc], the
+// mailbox or whatever the delivery function queues into). When a
+// subscriber's queue is full as an event is published, that subscriber is
+// dropped at once and for good: its Err becomes [ErrLagged], its Done
+// channel is closed, its channel (if it has one) is closed after the
+// entries already queued, which are still delivered, its mailbox (if it has
+// one) gets [Ended] after them, and it receives nothing more. The other
+// subscribers are not affected in any way.
 //
 // No event is ever skipped without a sign: a dropped subscriber received
 // exactly the topic's entries up to some id, in order, and nothing after. A
@@ -59,10 +61,11 @@ type HubOptions struct {
 // queue are full; its stream itself ends when the server's write deadline
 // cuts the connection, or as soon as the client reads again.
 //
-// [Hub.Subscribe] and [Hub.SubscribeFunc] replay the entries after a given id
-// and then deliver live ones, with no gap and no duplicate between the two;
-// SubscribeFunc hands the whole replay over as one entry, so a replay is
-// never longer than a subscriber's queue.
+// [Hub.Subscribe], [Hub.SubscribeMailbox] and [Hub.SubscribeFunc] replay the
+// entries after a given id and then deliver live ones, with no gap and no
+// duplicate between the two; SubscribeMailbox and SubscribeFunc hand the
+// whole replay over as one entry, so a replay is never longer than a
+// subscriber's queue.
 type Hub struct {
 	mu     sync.Mutex
 	topics map[string]*topic
@@ -72,24 +75,87 @@ type Hub struct {
 
 type topic struct {
 	mu   sync.Mutex
+	name string
 	subs []*Subscription
 	log  *Log
 }
 
 // Subscription is one subscriber's membership of a topic.
+//
+// A hub may hold many thousands of them, one per connected client, so a
+// subscription is small: its Done channel is made only when asked for,
+// and a mailbox subscriber ([Hub.SubscribeMailbox]) never needs one.
 type Subscription struct {
 	// C delivers the entries, replayed ones first. It is nil for
-	// subscriptions made with [Hub.SubscribeFunc]. It is closed when the
-	// subscription ends, after the entries already queued.
+	// subscriptions made with [Hub.SubscribeMailbox] and
+	// [Hub.SubscribeFunc]. It is closed when the subscription ends, after
+	// the entries already queued.
 	C <-chan *Entry
 
-	c       chan *Entry
-	deliver func(*Entry) bool
-	done    chan struct{}
-	err     error
-	topic   *topic
-	idx     int // index in topic.subs; -1 once the subscription ended
+	to    Mailbox       // where entries go: a mailbox, a delivery function (funcBox) or C's channel (chanBox)
+	done  chan struct{} // made by Done; closed when the subscription ends
+	topic *topic
+	idx   int32 // index in topic.subs; -1 before the subscription joins and once it ended
+	err   uint8 // why it ended: endLeft (nil), endLagged or endHubClosed
 }
+
+// Why a subscription ended, as Err reports it.
+const (
+	endLeft      = iota // Close, or still live: nil
+	endLagged           // ErrLagged
+	endHubClosed        // ErrHubClosed
+)
+
+// Mailbox is what [Hub.SubscribeMailbox] delivers to: a controller loop's
+// *controller.Mailbox is one.
+type Mailbox interface {
+	// Send queues a message without blocking, or fails (the mailbox is
+	// full, or closed): the hub then drops the subscriber.
+	Send(info any) error
+	// Notify queues a message past the mailbox's bound: the hub sends
+	// [Ended] with it, last.
+	Notify(info any) error
+	// Defer registers fn to run when the mailbox closes, at once when it
+	// is closed already: the hub leaves the topic with it.
+	Defer(fn func())
+}
+
+// Ended is the last message a [Hub.SubscribeMailbox] subscriber's mailbox
+// receives from the hub, when the hub ends the subscription: the
+// subscriber fell behind ([ErrLagged]; it can resume from its last event
+// id) or the hub closed ([ErrHubClosed]). It comes after every entry the
+// subscription delivered. A subscription that ends because its mailbox
+// closed gets none.
+type Ended struct {
+	Topic string
+	Err   error
+}
+
+// chanBox is a channel subscriber's queue as a Mailbox.
+type chanBox chan *Entry
+
+func (c chanBox) Send(info any) error {
+	select {
+	case c <- info.(*Entry):
+		return nil
+	default:
+		return ErrLagged
+	}
+}
+func (chanBox) Notify(any) error { return nil }
+func (chanBox) Defer(func())     {}
+
+// funcBox is a SubscribeFunc delivery function as a Mailbox.
+type funcBox func(*Entry) bool
+
+func (f funcBox) Send(info any) error {
+	if f(info.(*Entry)) {
+		return nil
+	}
+	return ErrLagged
+}
+func (funcBox) Notify(any) error { return nil }
+func (funcBox) Defer(func())     {}
 
 // NewHub returns an empty Hub.
 func NewHub(opts *HubOptions) *Hub {
@@ -111,7 +177,7 @@ func (h *Hub) topic(name string) (*topic, error) {
 	}
 	t := h.topics[name]
 	if t == nil {
-		t = &topic{log: NewLog(h.opts.Log)}
+		t = &topic{name: name, log: NewLog(h.opts.Log)}
 		h.topics[name] = t
 	}
 	return t, nil
@@ -147,17 +213,7 @@ func (h *Hub) Publish(name string, e Event) (*Entry, error) {
 
 // offer hands e to the subscriber without blocking and reports whether it
 // took it.
-func (s *Subscription) offer(e *Entry) bool {
-	if s.c == nil {
-		return s.deliver(e)
-	}
-	select {
-	case s.c <- e:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Subscription) offer(e *Entry) bool { return s.to.Send(e) == nil }
 
 // Subscribe joins a topic with a channel of [HubOptions.QueueSize] entries
 // (plus room for the replay). With a non-empty lastEventID it first queues
@@ -180,8 +236,57 @@ func (h *Hub) Subscribe(name, lastEventID string) (*Subscription, error) {
 	for _, e := range replay {
 		c <- e
 	}
-	s := &Subscription{C: c, c: c, done: make(chan struct{}), topic: t}
+	s := &Subscription{C: c, to: chanBox(c), topic: t}
 	t.add(s)
+	return s, nil
+}
+
+// SubscribeMailbox joins a topic on behalf of a mailbox, a controller
+// loop's: each entry is sent to it as a *Entry (its frame is what the loop
+// pushes), and the subscription ends when the mailbox closes. A send the
+// mailbox refuses (it is full: the client fell behind) drops the
+// subscriber with [ErrLagged], exactly as a full channel would (see [Hub]).
+// When the hub ends the subscription (a drop, or [Hub.Close]), the
+// mailbox receives [Ended], after the entries already sent, through its
+// Notify, which the mailbox's bound does not refuse; the loop writes what
+// was queued and then ends the stream (asking the client, say, to come
+// back and resume):
+//
+//	if _, err := hub.SubscribeMailbox(topic, sse.LastEventID(req.Request), req.Mailbox()); err != nil {
+//		return controller.Status(http.StatusServiceUnavailable)
+//	}
+//	...
+//	case *sse.Entry:
+//		_ = push(m.Frame())
+//	case sse.Ended:
+//		return state, controller.Stop(sse.AppendRetry(nil, time.Second))
+//
+// This is the cheapest way to feed a loop: the subscription has no
+// channel of its own, and the idle loop waits on its mailbox alone (and
+// its request's context), where a [Hub.SubscribeFunc] subscription whose
+// Done channel the mailbox monitors costs that channel, and a third
+// channel for the loop to wait on.
+//
+// With a non-empty lastEventID the entries published after it come first,
+// as one delivery: a single [Entry] holding all of them ([Entry.Len]), so
+// that a client that fell behind by more than its mailbox can still
+// resume, however long its replay. An id the log does not know replays
+// nothing, an id older than the log replays what is left (check
+// [Log.Since] on the topic's log to tell the client about a gap), and a
+// replay the mailbox refuses drops the subscriber (with [Ended]) before it
+// joins.
+//
+// The returned Subscription may be ignored: the mailbox's closing ends it.
+// The mailbox's methods are called with the topic locked, so they must not
+// block and must not call back into the hub (a controller.Mailbox's do
+// neither).
+func (h *Hub) SubscribeMailbox(name, lastEventID string, mb Mailbox) (*Subscription, error) {
+	s, err := h.subscribe(name, lastEventID, mb)
+	if err != nil {
+		return nil, err
+	}
+	// Not under the topic's lock: a closed mailbox runs Close at once.
+	mb.Defer(s.Close)
 	return s, nil
 }
 
@@ -190,33 +295,30 @@ func (h *Hub) Subscribe(name, lastEventID string) (*Subscription, error) {
 // it must not block and must not call back into the hub; it returns false
 // when it cannot take the entry (its own queue is full), which drops the
 // subscriber with [ErrLagged] exactly as a full channel would (see [Hub]).
-// A controller loop passes its mailbox's non-blocking Send here, the
-// *Entry as the message, and monitors [Subscription.Done] to learn of the
-// drop:
+// [Subscription.Done] tells of the drop. Replays come as one delivery, as
+// for [Hub.SubscribeMailbox]; a replay that deliver refuses drops the
+// subscriber before it joins.
 //
-//	sub, err := hub.SubscribeFunc(topic, sse.LastEventID(req.Request), func(e *sse.Entry) bool {
-//		return mb.Send(e) == nil
-//	})
-//
-// With a non-empty lastEventID the entries published after it come first,
-// as one delivery: a single [Entry] holding all of them ([Entry.Len]), so
-// that a client that fell behind by more than its queue can still resume,
-// however long its replay. An id the log does not know replays nothing, an
-// id older than the log replays what is left (check [Log.Since] on the
-// topic's log to tell the client about a gap), and a replay that deliver
-// refuses drops the subscriber before it joins.
+// To feed a controller loop's mailbox, [Hub.SubscribeMailbox] does all of
+// this and more cheaply.
 func (h *Hub) SubscribeFunc(name, lastEventID string, deliver func(*Entry) bool) (*Subscription, error) {
+	return h.subscribe(name, lastEventID, funcBox(deliver))
+}
+
+// subscribe joins a topic for a mailbox or a delivery function, with the
+// replay as one entry.
+func (h *Hub) subscribe(name, lastEventID string, to Mailbox) (*Subscription, error) {
 	t, err := h.topic(name)
 	if err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := &Subscription{deliver: deliver, done: make(chan struct{}), topic: t, idx: -1}
+	s := &Subscription{to: to, topic: t, idx: -1}
 	if lastEventID != "" {
-		if replay, _ := t.log.Since(lastEventID); len(replay) > 0 && !deliver(joinEntries(replay)) {
-			s.err = ErrLagged
-			close(s.done)
+		if replay, _ := t.log.Since(lastEventID); len(replay) > 0 && to.Send(joinEntries(replay)) != nil {
+			s.err = endLagged
+			_ = to.Notify(Ended{Topic: t.name, Err: ErrLagged})
 			return s, nil
 		}
 	}
@@ -225,7 +327,7 @@ func (h *Hub) SubscribeFunc(name, lastEventID string, deliver func(*Entry) bool)
 }
 
 func (t *topic) add(s *Subscription) {
-	s.idx = len(t.subs)
+	s.idx = int32(len(t.subs))
 	t.subs = append(t.subs, s)
 }
 
@@ -273,16 +375,33 @@ func (h *Hub) Close() {
 }
 
 // Done is closed when the subscription ends, by Close, by the hub's Close,
-// or because the subscriber fell behind.
-func (s *Subscription) Done() <-chan struct{} { return s.done }
+// or because the subscriber fell behind. The channel is made on the first
+// call.
+func (s *Subscription) Done() <-chan struct{} {
+	s.topic.mu.Lock()
+	defer s.topic.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.idx < 0 {
+			close(s.done)
+		}
+	}
+	return s.done
+}
 
 // Err tells why the subscription ended: nil while it is live or after
 // Close, [ErrLagged] or [ErrHubClosed] otherwise. Read it after Done is
-// closed or C is drained.
+// closed, C is drained, or [Ended] arrived.
 func (s *Subscription) Err() error {
 	s.topic.mu.Lock()
 	defer s.topic.mu.Unlock()
-	return s.err
+	switch s.err {
+	case endLagged:
+		return ErrLagged
+	case endHubClosed:
+		return ErrHubClosed
+	}
+	return nil
 }
 
 // Close leaves the topic. It is safe to call more than once and after the
@@ -294,7 +413,8 @@ func (s *Subscription) Close() {
 }
 
 // endLocked removes the subscription from its topic, moving the topic's
-// last subscriber into its place.
+// last subscriber into its place, and tells the subscriber why (unless it
+// left by itself).
 func (s *Subscription) endLocked(err error) {
 	if s.idx < 0 {
 		return
@@ -306,9 +426,18 @@ func (s *Subscription) endLocked(err error) {
 	subs[last] = nil
 	s.topic.subs = subs[:last]
 	s.idx = -1
-	s.err = err
-	close(s.done)
-	if s.c != nil {
-		close(s.c)
+	switch err {
+	case ErrLagged:
+		s.err = endLagged
+	case ErrHubClosed:
+		s.err = endHubClosed
+	}
+	if s.done != nil {
+		close(s.done)
+	}
+	if c, ok := s.to.(chanBox); ok {
+		close(c)
+	} else if err != nil {
+		_ = s.to.Notify(Ended{Topic: s.topic.name, Err: err})
 	}
 }

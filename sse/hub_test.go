@@ -1,11 +1,13 @@
 package sse
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -254,4 +256,158 @@ func TestHubPublishRefusesAnUnframeableEvent(t *testing.T) {
 	e, err := h.Publish("t", Event{Event: "ok"})
 	require.NoError(t, err)
 	assert.Equal(t, "1", e.ID(), "the refused event used no id")
+}
+
+// testBox is a Mailbox as a controller loop's behaves: a bounded queue
+// for Send, Notify past the bound, Defer run at close.
+type testBox struct {
+	mu       sync.Mutex
+	room     int
+	closed   bool
+	got      []any
+	deferred []func()
+}
+
+var errTestBoxFull = errors.New("full")
+
+func (b *testBox) Send(info any) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if len(b.got) >= b.room {
+		return errTestBoxFull
+	}
+	b.got = append(b.got, info)
+	return nil
+}
+
+func (b *testBox) Notify(info any) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	b.got = append(b.got, info)
+	return nil
+}
+
+func (b *testBox) Defer(fn func()) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		fn()
+		return
+	}
+	b.deferred = append(b.deferred, fn)
+	b.mu.Unlock()
+}
+
+func (b *testBox) close() {
+	b.mu.Lock()
+	b.closed = true
+	fns := b.deferred
+	b.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+}
+
+// messages describes what the box got: an entry's data, or "ended: err".
+func (b *testBox) messages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, m := range b.got {
+		switch m := m.(type) {
+		case *Entry:
+			out = append(out, string(m.Frame()))
+		case Ended:
+			out = append(out, fmt.Sprintf("ended %s: %v", m.Topic, m.Err))
+		default:
+			out = append(out, fmt.Sprint(m))
+		}
+	}
+	return out
+}
+
+func TestHubSubscribeMailbox(t *testing.T) {
+	t.Parallel()
+	h := NewHub(nil)
+	defer h.Close()
+	h.Publish("t", Event{Data: []byte("old")})
+	box := &testBox{room: 3}
+	s, err := h.SubscribeMailbox("t", "0", box)
+	require.NoError(t, err)
+	assert.Nil(t, s.C)
+	assert.Equal(t, 1, h.Subscribers("t"))
+	h.Publish("t", Event{Data: []byte("new")})
+	h.Publish("t", Event{Data: []byte("last")})
+	h.Publish("t", Event{Data: []byte("overflow")}) // the box is full: dropped
+	h.Publish("t", Event{Data: []byte("after")})
+	assert.Equal(t, []string{
+		"id: 1\ndata: old\n\n", "id: 2\ndata: new\n\n", "id: 3\ndata: last\n\n",
+		"ended t: " + ErrLagged.Error(),
+	}, box.messages(), "the entries it took, then Ended, and nothing after")
+	assert.Equal(t, 0, h.Subscribers("t"))
+	assert.ErrorIs(t, s.Err(), ErrLagged)
+	<-s.Done()  // made after the end: closed
+	box.close() // its Close after the drop is harmless
+	assert.ErrorIs(t, s.Err(), ErrLagged)
+}
+
+func TestHubSubscribeMailboxEndsWithTheMailbox(t *testing.T) {
+	t.Parallel()
+	h := NewHub(nil)
+	defer h.Close()
+	box := &testBox{room: 10}
+	_, err := h.SubscribeMailbox("t", "", box)
+	require.NoError(t, err)
+	h.Publish("t", Event{Data: []byte("one")})
+	box.close()
+	assert.Equal(t, 0, h.Subscribers("t"), "the mailbox's close left the topic")
+	h.Publish("t", Event{Data: []byte("two")})
+	assert.Equal(t, []string{"id: 1\ndata: one\n\n"}, box.messages(), "no Ended for a subscriber that left")
+
+	// A mailbox closed before it subscribes leaves at once.
+	gone := &testBox{room: 10}
+	gone.close()
+	_, err = h.SubscribeMailbox("t", "", gone)
+	require.NoError(t, err)
+	assert.Equal(t, 0, h.Subscribers("t"))
+}
+
+func TestHubSubscribeMailboxHubCloseAndRefusedReplay(t *testing.T) {
+	t.Parallel()
+	h := NewHub(nil)
+	for range 3 {
+		h.Publish("t", Event{})
+	}
+	refused := &testBox{room: 0}
+	s, err := h.SubscribeMailbox("t", "1", refused)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ended t: " + ErrLagged.Error()}, refused.messages(), "a replay that does not fit ends the subscription before it joins")
+	assert.ErrorIs(t, s.Err(), ErrLagged)
+	assert.Equal(t, 0, h.Subscribers("t"))
+
+	box := &testBox{room: 10}
+	_, err = h.SubscribeMailbox("t", "", box)
+	require.NoError(t, err)
+	h.Close()
+	assert.Equal(t, []string{"ended t: " + ErrHubClosed.Error()}, box.messages())
+	_, err = h.SubscribeMailbox("t", "", &testBox{room: 10})
+	assert.ErrorIs(t, err, ErrHubClosed)
+}
+
+// TestSubscriptionStaysSmall pins the size of what a hub holds for each
+// connected subscriber: no Done channel unless asked for.
+func TestSubscriptionStaysSmall(t *testing.T) {
+	t.Parallel()
+	assert.LessOrEqual(t, unsafe.Sizeof(Subscription{}), uintptr(48))
+	h := NewHub(nil)
+	defer h.Close()
+	s, err := h.SubscribeMailbox("t", "", &testBox{room: 1})
+	require.NoError(t, err)
+	assert.Nil(t, s.done, "a mailbox subscriber has no channel")
 }

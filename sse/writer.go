@@ -45,13 +45,32 @@ type Writer struct {
 // Headers sets the response headers an event stream needs on h:
 // Content-Type text/event-stream, Cache-Control no-cache, and
 // X-Accel-Buffering no (nginx otherwise buffers the stream). It removes
-// Content-Length, which a stream cannot have.
-func Headers(h http.Header) {
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+// Content-Length, which a stream cannot have. It returns h, so that a
+// reply that copies its headers into the response, such as
+// controller.Loop, can be given one map built once for every stream:
+//
+//	var streamHeader = sse.Headers(http.Header{}) // shared: never modified
+//
+// which saves each stream a map of its own.
+//
+// The values it sets are shared by every stream too, so that a stream's
+// headers cost it no memory of their own for as long as it lasts:
+// replace a value (Set) or append to it (Add copies it), but do not write
+// into it (h["Cache-Control"][0] = ...).
+func Headers(h http.Header) http.Header {
+	h["Content-Type"] = eventStream[:1:1]
+	h["Cache-Control"] = noCache[:1:1]
+	h["X-Accel-Buffering"] = no[:1:1]
 	h.Del("Content-Length")
+	return h
 }
+
+// The header values Headers sets, shared.
+var (
+	eventStream = []string{"text/event-stream"}
+	noCache     = []string{"no-cache"}
+	no          = []string{"no"}
+)
 
 // NewWriter starts an event stream on w: it sets the headers (see
 // [Headers]), writes the status explicitly and flushes, so the client and
@@ -281,7 +300,13 @@ func (w *Writer) sendBatch(e *Entry, more <-chan *Entry) (closed bool, err error
 // absent or holds characters no id can have (CR, LF, NUL), so a forged
 // header never reaches a replay lookup.
 func LastEventID(r *http.Request) string {
-	id := r.Header.Get("Last-Event-ID")
+	// The key in its canonical form, looked up directly: Header.Get would
+	// canonicalize "Last-Event-ID" into a new string on every request.
+	v := r.Header["Last-Event-Id"]
+	if len(v) == 0 {
+		return ""
+	}
+	id := v[0]
 	if strings.ContainsAny(id, "\r\n\x00") {
 		return ""
 	}

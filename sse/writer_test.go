@@ -184,6 +184,7 @@ func TestLastEventID(t *testing.T) {
 	assert.Equal(t, "", LastEventID(r))
 	r.Header.Set("Last-Event-ID", "42")
 	assert.Equal(t, "42", LastEventID(r))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = LastEventID(r) }), "every stream asks: it must not allocate")
 	r.Header["Last-Event-Id"] = []string{"4\x002"}
 	assert.Equal(t, "", LastEventID(r))
 }

@@ -42,26 +42,18 @@ func BenchmarkServers(b *testing.B) {
 	}
 }
 
-type hubGone struct{}
+var streamHeader = sse.Headers(http.Header{}) // shared by every stream: never modified
 
 func saguaroLoop(hub *sse.Hub) http.Handler {
 	return controller.New(controller.Func(func(req *controller.Request) controller.Reply {
-		mb := req.Mailbox()
-		sub, err := hub.SubscribeFunc(fanout.Topic, sse.LastEventID(req.Request), func(e *sse.Entry) bool {
-			return mb.Send(e) == nil
-		})
-		if err != nil {
+		if _, err := hub.SubscribeMailbox(fanout.Topic, sse.LastEventID(req.Request), req.Mailbox()); err != nil {
 			return controller.Status(http.StatusServiceUnavailable)
 		}
-		mb.Defer(sub.Close)
-		mb.Monitor(sub.Done(), hubGone{})
-		header := http.Header{}
-		sse.Headers(header)
-		return controller.Loop(http.StatusOK, header, struct{}{}, func(info any, push controller.Push, st struct{}) (struct{}, controller.Action) {
+		return controller.Loop(http.StatusOK, streamHeader, struct{}{}, func(info any, push controller.Push, st struct{}) (struct{}, controller.Action) {
 			switch m := info.(type) {
 			case *sse.Entry:
 				_ = push(m.Frame())
-			case hubGone:
+			case sse.Ended:
 				return st, controller.Stop(nil)
 			}
 			return st, controller.Continue

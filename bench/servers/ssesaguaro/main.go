@@ -3,11 +3,12 @@
 //
 // Mode "loop" (what users get, as example_app/events.go does it): GET
 // /events is a controller whose Handle subscribes the connection's mailbox
-// to an sse.Hub topic with SubscribeFunc (the mailbox's non-blocking Send
-// of the *sse.Entry as the delivery function), defers the unsubscription,
-// monitors the subscription's end, and replies with controller.Loop; the
-// loop pushes each entry's frame, encoded once by the hub's log, and the
-// controller flushes once per batch of queued messages (with its write
+// to an sse.Hub topic with SubscribeMailbox (the mailbox's non-blocking
+// Send of each *sse.Entry; the subscription ends with the mailbox, and the
+// hub's end of it arrives as sse.Ended) and replies with controller.Loop
+// and the event-stream headers, one map shared by every stream;
+// the loop pushes each entry's frame, encoded once by the hub's log, and
+// the controller flushes once per batch of queued messages (with its write
 // deadline).
 //
 // Mode "writer": GET /events is a plain handler that subscribes with
@@ -33,34 +34,27 @@ import (
 
 var mode = "loop"
 
-// hubGone is the message a loop receives when its subscription ends.
-type hubGone struct{}
-
 func loopEvents(hub *sse.Hub) http.Handler {
 	return controller.New(controller.Func(func(req *controller.Request) controller.Reply {
 		if req.Method != http.MethodGet {
 			return controller.MethodNotAllowed(http.MethodGet)
 		}
-		mb := req.Mailbox()
-		sub, err := hub.SubscribeFunc(fanout.Topic, sse.LastEventID(req.Request), func(e *sse.Entry) bool {
-			return mb.Send(e) == nil
-		})
-		if err != nil {
+		if _, err := hub.SubscribeMailbox(fanout.Topic, sse.LastEventID(req.Request), req.Mailbox()); err != nil {
 			return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
 		}
-		mb.Defer(sub.Close)
-		mb.Monitor(sub.Done(), hubGone{})
-		header := http.Header{}
-		sse.Headers(header)
-		return controller.Loop(http.StatusOK, header, struct{}{}, handleEvent)
+		return controller.Loop(http.StatusOK, streamHeader, struct{}{}, handleEvent)
 	}), nil)
 }
+
+// streamHeader is every stream's response header, built once: the loop
+// copies it into each response and never modifies it.
+var streamHeader = sse.Headers(http.Header{})
 
 func handleEvent(info any, push controller.Push, state struct{}) (struct{}, controller.Action) {
 	switch m := info.(type) {
 	case *sse.Entry:
 		_ = push(m.Frame())
-	case hubGone:
+	case sse.Ended:
 		return state, controller.Stop(nil)
 	}
 	return state, controller.Continue
@@ -96,7 +90,7 @@ func build(o serve.Options) (serve.Built, error) {
 	switch o.Mode {
 	case "loop":
 		events = loopEvents(hub)
-		notes = "sse.Hub.SubscribeFunc feeding a controller.Loop's mailbox (as example_app/events.go), push of each entry's frame, one flush per batch"
+		notes = "sse.Hub.SubscribeMailbox feeding a controller.Loop's mailbox (as example_app/events.go), push of each entry's frame, one flush per batch"
 	case "writer":
 		events = writerEvents(hub)
 		notes = "sse.Hub.Subscribe (channel) copied to an sse.Writer with KeepAlive in a plain net/http handler, one flush per batch"
