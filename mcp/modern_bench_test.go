@@ -59,20 +59,7 @@ func BenchmarkModernToolsCallCaps(b *testing.B) {
 
 // The same call in the 2025-11-25 era, stateless: the reference.
 func BenchmarkLegacyStatelessToolsCall(b *testing.B) {
-	h := Controller(&Options{Handler: benchServer(b)})
-	rd := bytes.NewReader(nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		rd.Reset(benchCall)
-		r := httptest.NewRequest(http.MethodPost, "/mcp", rd)
-		r.Header.Set("Accept", acceptBoth)
-		r.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != http.StatusOK {
-			b.Fatal(w.Code)
-		}
-	}
+	benchLegacy(b, Controller(&Options{Handler: benchServer(b)}), "")
 }
 
 // The same call in a 2025-11-25 session: the connection waits while the
@@ -80,15 +67,12 @@ func BenchmarkLegacyStatelessToolsCall(b *testing.B) {
 func BenchmarkLegacySessionToolsCall(b *testing.B) {
 	h := Controller(&Options{Handler: benchServer(b), Sessions: &SessionOptions{}})
 	defer func() { _ = h.Shutdown(b.Context()) }()
-	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(initBody("2025-11-25", "{}"))))
-	r.Header.Set("Accept", acceptBoth)
-	r.Header.Set("Content-Type", "application/json")
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	sid := w.Header().Get("Mcp-Session-Id")
-	if sid == "" {
-		b.Fatalf("initialize: %d %s", w.Code, w.Body)
-	}
+	benchLegacy(b, h, benchSession(b, h))
+}
+
+// benchLegacy posts benchCall to h in process, in session sid ("" for
+// none), and checks every answer.
+func benchLegacy(b *testing.B, h http.Handler, sid string) {
 	rd := bytes.NewReader(nil)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -96,8 +80,10 @@ func BenchmarkLegacySessionToolsCall(b *testing.B) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", rd)
 		r.Header.Set("Accept", acceptBoth)
 		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Mcp-Session-Id", sid)
-		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+			r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK || w.Body.String() != string(benchReply) {

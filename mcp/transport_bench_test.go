@@ -113,6 +113,12 @@ func BenchmarkLoopbackBareSession(b *testing.B) {
 func BenchmarkLoopbackControllerSession(b *testing.B) {
 	h := Controller(&Options{Handler: benchServer(b), Sessions: &SessionOptions{}})
 	defer func() { _ = h.Shutdown(context.Background()) }()
+	benchLoopback(b, h, benchSession(b, h))
+}
+
+// benchSession opens a 2025-11-25 session on h in process and returns its
+// id.
+func benchSession(b *testing.B, h http.Handler) string {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(initBody("2025-11-25", "{}"))))
 	r.Header.Set("Accept", acceptBoth)
 	r.Header.Set("Content-Type", "application/json")
@@ -122,5 +128,5 @@ func BenchmarkLoopbackControllerSession(b *testing.B) {
 	if sid == "" {
 		b.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}
-	benchLoopback(b, h, sid)
+	return sid
 }
