@@ -154,13 +154,7 @@ var stackVariants = []struct {
 func BenchmarkLayers(b *testing.B) {
 	for _, v := range stackVariants {
 		b.Run(v.name, func(b *testing.B) {
-			s, err := build("/mcp", mcpHandler(b, v.l), io.Discard, v.l)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			c := newClient(s.Handler, s.Token)
-			c.open(b)
+			c := openVariant(b, v.l)
 			c.call(b)
 			b.ReportAllocs()
 			defer reportCPU(b)()
@@ -169,6 +163,19 @@ func BenchmarkLayers(b *testing.B) {
 			}
 		})
 	}
+}
+
+// openVariant builds the stack with layers l around the MCP endpoint
+// (closed when b ends) and returns a client with its session open.
+func openVariant(b *testing.B, l layers) *client {
+	s, err := build("/mcp", mcpHandler(b, l), io.Discard, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	c := newClient(s.Handler, s.Token)
+	c.open(b)
+	return c
 }
 
 // reportCPU reports the process's CPU time per operation as "cpu-ns/op"
@@ -197,13 +204,7 @@ func BenchmarkLayersInterleaved(b *testing.B) {
 	const batch = 200
 	clients := make([]*client, len(stackVariants))
 	for i, v := range stackVariants {
-		s, err := build("/mcp", mcpHandler(b, v.l), io.Discard, v.l)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		c := newClient(s.Handler, s.Token)
-		c.open(b)
+		c := openVariant(b, v.l)
 		for range batch {
 			c.call(b)
 		}
