@@ -712,7 +712,7 @@ func runFanoutCount(o *options, run *runResult, cfgs []configs.Config, fc fanCou
 			var live []*fanEntry
 			for _, e := range g {
 				if e.fs == nil && !e.failed {
-					connectFan(o, run, e, n)
+					connectFan(o, run, e, n, fc.BurstEvents)
 				}
 				if e.fs != nil {
 					live = append(live, e)
@@ -730,7 +730,7 @@ func runFanoutCount(o *options, run *runResult, cfgs []configs.Config, fc fanCou
 	if o.fanProfile != "" && n == o.fanClients[0] {
 		for _, e := range ents {
 			if e.fs == nil && !e.failed {
-				connectFan(o, run, e, n)
+				connectFan(o, run, e, n, fc.BurstEvents)
 			}
 			if e.fs != nil {
 				profileFanout(o.fanProfile, o.fanProfileSecs, e.s, e.fs, fanSpec{Events: fc.BurstEvents}, o.timeout)
@@ -745,8 +745,12 @@ func runFanoutCount(o *options, run *runResult, cfgs []configs.Config, fc fanCou
 
 // connectFan connects n clients to the entry's server and waits until
 // each has had a warm-up event. The first time, it also measures what the
-// server holds per connected client.
-func connectFan(o *options, run *runResult, e *fanEntry, n int) {
+// server holds per connected client. Then it publishes one burst of burst
+// events that no slice counts: what a server sets up once for its working
+// size (queues and pools filled by the first burst it absorbs) is not a
+// cost per delivery, and would otherwise fall on whichever slice came
+// first. The memory per client was read before it.
+func connectFan(o *options, run *runResult, e *fanEntry, n, burst int) {
 	name := e.s.cfg.Name
 	var base probe.Snapshot
 	var err error
@@ -766,6 +770,11 @@ func connectFan(o *options, run *runResult, e *fanEntry, n int) {
 		if held, err = e.s.Probe(true); err == nil {
 			run.FanoutMem[name+"@"+strconv.Itoa(n)] = &fanMem{Clients: n, Base: base, Held: held}
 			e.measured = true
+		}
+	}
+	if err == nil {
+		if w := runFanSlice(fs, fanSpec{Events: burst}, o.timeout); w.Fail.Total() > 0 {
+			err = fmt.Errorf("warm-up burst: %s", w.Fail.FirstMessage())
 		}
 	}
 	if err != nil {

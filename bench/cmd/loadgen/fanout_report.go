@@ -48,7 +48,9 @@ func renderFanout(r *runResult, p func(string, ...any)) {
 		"`POST /publish?seq=N`, and the server stamps T (its wall clock) just before the library's publish call. Every client "+
 		"checks that every event arrives exactly once and in order; a configuration that loses, duplicates or reorders an event, "+
 		"or drops a client, is reported FAILED with the counts. Before measuring, warm-up events are published until every client "+
-		"has one, which proves every subscription is in place.\n\n", strings.Join(names, " and "))
+		"has one, which proves every subscription is in place; then, once memory is read (below), one burst that no slice counts, so "+
+		"that what a server sets up once for its working size (queues and pools filled by the first burst it absorbs) does not "+
+		"fall on whichever slice comes first as a cost per delivery.\n\n", strings.Join(names, " and "))
 	p("At each client count, interleaved rounds: in each, every configuration gets a paced slice and then a burst slice, in an " +
 		"order that rotates from round to round. When the open-file limit does not let every configuration's clients be connected " +
 		"at once, the configurations take turns in groups and reconnect for each round (the run's log says so).\n\n")
