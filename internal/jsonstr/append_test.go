@@ -1,11 +1,26 @@
-package wire
+package jsonstr
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"unicode/utf8"
 )
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "q\"b\\s/", "\x00\x01\x1f\n\r\t", "é€😀", "\u2028\u2029", "<&>", "\xff", "a\xc3", "\uFFFD"} {
+		got := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("%q: %s does not decode: %v", s, got, err)
+		}
+		if utf8.ValidString(s) && back != s {
+			t.Errorf("%q round-tripped as %q", s, back)
+		}
+		if !utf8.Valid(got) {
+			t.Errorf("%q: invalid UTF-8 out", s)
+		}
+	}
+}
 
 // FuzzAppendString holds the eight-bytes-at-a-time encoder to the plain
 // byte-by-byte one, and its output to valid JSON that decodes back to the
@@ -76,18 +91,4 @@ func appendStringByteByByte(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-func FuzzQuotedLen(f *testing.F) {
-	for _, s := range []string{"", "plain", "tab\there \"q\" \\ \n\r", "\x00\x01\x1fé😀", "12345678\"\x7f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) || strings.ContainsAny(s, "\u2028\u2029") {
-			return
-		}
-		if got, want := QuotedLen(s), len(AppendString(nil, s)); got != want {
-			t.Fatalf("QuotedLen(%q) = %d, want %d", s, got, want)
-		}
-	})
 }
