@@ -1,10 +1,45 @@
 package jsonstr
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
+
+// SpecialMask agrees with a byte-by-byte look on every byte at every
+// place of a word, and so the escaping agrees with slog's whatever the
+// place of a byte that needs it.
+func TestAppendString_EveryByteEveryPlace(t *testing.T) {
+	needsLook := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80 }
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			word := []byte("abcdefgh")
+			word[pos] = byte(c)
+			var w uint64
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(word[i])
+			}
+			want := uint64(0)
+			if needsLook(byte(c)) {
+				want = 0x80 << (8 * pos)
+			}
+			if got := SpecialMask(w); got != want {
+				t.Fatalf("SpecialMask, byte %#x at %d: %#x, want %#x", c, pos, got, want)
+			}
+		}
+	}
+	for _, special := range []string{"\x00", "\x1f", `"`, `\`, "\x7f", "é", "\xff", "\u2028", "\u2029", "🌵", "\xe2\x80"} {
+		for pos := 0; pos < 20; pos++ {
+			s := strings.Repeat("x", pos) + special + strings.Repeat("y", 20-pos)
+			checkLikeSlog(t, s)
+		}
+	}
+}
 
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "q\"b\\s/", "\x00\x01\x1f\n\r\t", "é€😀", "\u2028\u2029", "<&>", "\xff", "a\xc3", "\uFFFD"} {
@@ -43,6 +78,23 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("round trip %q -> %q", s, back)
 		}
 	})
+}
+
+// checkLikeSlog fails t unless AppendString writes s as slog.JSONHandler
+// writes it, as a message and as an attribute's key and value.
+func checkLikeSlog(t *testing.T, s string) {
+	t.Helper()
+	var out bytes.Buffer
+	r := slog.NewRecord(time.Time{}, slog.LevelInfo, s, 0)
+	r.AddAttrs(slog.String("k", s), slog.Int(s+"!", 1))
+	if err := slog.NewJSONHandler(&out, nil).Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	e := string(AppendString(nil, s))
+	k := string(AppendString(nil, s+"!"))
+	if want := `{"level":"INFO","msg":` + e + `,"k":` + e + "," + k + ":1}\n"; out.String() != want {
+		t.Fatalf("%q: slog writes %s, AppendString %s", s, out.String(), want)
+	}
 }
 
 func appendStringByteByByte(dst []byte, s string) []byte {
