@@ -11,6 +11,10 @@ import (
 	"unicode/utf8"
 )
 
+var appendSeeds = []string{"", "plain ascii text, long enough", "tab\there \"quoted\" back\\slash\n",
+	"é😀\u2028\u2029", "\xff\xfeab", "\x00\x01\x1f\x7f", "12345678\"", "1234567\xe2\x80\xa8x", "<html>&amp;",
+	"\xed\xa0\x80", "a\xc3", "\uFFFD", "1234567\xe2\x80", "q\"b\\s/", "\x00\x01\x1f\n\r\t\b\f", "é€😀", "<&>", "\xff"}
+
 // SpecialMask agrees with a byte-by-byte look on every byte at every
 // place of a word, and so the escaping agrees with slog's whatever the
 // place of a byte that needs it.
@@ -41,42 +45,45 @@ func TestAppendString_EveryByteEveryPlace(t *testing.T) {
 	}
 }
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "q\"b\\s/", "\x00\x01\x1f\n\r\t", "é€😀", "\u2028\u2029", "<&>", "\xff", "a\xc3", "\uFFFD"} {
+// FuzzAppendString holds the eight-bytes-at-a-time encoder to the plain
+// byte-by-byte one below, and AppendStringValid's answer to
+// utf8.ValidString.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range appendSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := AppendStringValid([]byte("x"), s)
+		if want := appendStringByteByByte([]byte("x"), s); string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		if ok != utf8.ValidString(s) {
+			t.Fatalf("AppendStringValid(%q) reports valid %v", s, ok)
+		}
+	})
+}
+
+// FuzzAppendStringLikeSlog holds AppendString's output to what it
+// promises: valid UTF-8 and JSON that encoding/json decodes back to the
+// string with each invalid UTF-8 byte replaced by U+FFFD, written byte
+// for byte as slog.JSONHandler writes the string.
+func FuzzAppendStringLikeSlog(f *testing.F) {
+	for _, s := range appendSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
 		got := AppendString(nil, s)
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatalf("%q: %s does not decode: %v", s, got, err)
 		}
-		if utf8.ValidString(s) && back != s {
-			t.Errorf("%q round-tripped as %q", s, back)
+		if want := string([]rune(s)); back != want {
+			t.Fatalf("%q round-tripped as %q, want %q", s, back, want)
 		}
 		if !utf8.Valid(got) {
-			t.Errorf("%q: invalid UTF-8 out", s)
+			t.Fatalf("%q: invalid UTF-8 out: %q", s, got)
 		}
-	}
-}
-
-// FuzzAppendString holds the eight-bytes-at-a-time encoder to the plain
-// byte-by-byte one, and its output to valid JSON that decodes back to the
-// string (invalid UTF-8 replaced).
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain ascii text, long enough", "tab\there \"quoted\" back\\slash\n",
-		"é😀\u2028\u2029", "\xff\xfeab", "\x00\x01\x1f\x7f", "12345678\"", "1234567\xe2\x80\xa8x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := AppendString(nil, s)
-		if want := appendStringByteByByte(nil, s); string(got) != string(want) {
-			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
-		}
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%s: %v", got, err)
-		}
-		if utf8.ValidString(s) && back != s {
-			t.Fatalf("round trip %q -> %q", s, back)
-		}
+		checkLikeSlog(t, s)
 	})
 }
 
@@ -97,6 +104,8 @@ func checkLikeSlog(t *testing.T, s string) {
 	}
 }
 
+// appendStringByteByByte is AppendString the plain way, with
+// unicode/utf8, one byte at a time.
 func appendStringByteByByte(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
