@@ -31,14 +31,10 @@ func QuotedLen(s string) int {
 }
 
 // escapeMask marks exactly the ASCII bytes of x that are escaped: below
-// 0x20, '"' and '\\'.
+// 0x20, '"' and '\\', which are SpecialMask's marks but those of the
+// non-ASCII bytes.
 func escapeMask(x uint64) uint64 {
-	const low7 = 0x7F7F7F7F7F7F7F7F
-	y := x & low7
-	lt := ^(y + ones*(0x80-0x20))
-	q := ^((y ^ ones*'"') + low7)
-	b := ^((y ^ ones*'\\') + low7)
-	return (lt | q | b) &^ x & highs
+	return SpecialMask(x) &^ x
 }
 
 // controlMask marks exactly the bytes of x below 0x20 other than '\n',
