@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/saguaro-go/saguaro/mcp/internal/wire"
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 // CacheScope says who may reuse a cached 2026-07-28 result.
@@ -62,5 +62,5 @@ func (e *engine) appendCacheHint(dst []byte, method string) []byte {
 	dst = append(dst, `"ttlMs":`...)
 	dst = strconv.AppendInt(dst, ms, 10)
 	dst = append(dst, `,"cacheScope":`...)
-	return wire.AppendString(dst, string(scope))
+	return jsonstr.AppendString(dst, string(scope))
 }

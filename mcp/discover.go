@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -74,7 +75,7 @@ func (e *engine) envelope(method string, result []byte, resultType string) []byt
 // appendEnvelope is envelope appending to out.
 func (e *engine) appendEnvelope(out []byte, method string, result []byte, resultType string) []byte {
 	out = append(out, `{"resultType":`...)
-	out = wire.AppendString(out, resultType)
+	out = jsonstr.AppendString(out, resultType)
 	var meta []byte
 	hasTTL := false
 	_ = wire.EachMember(result, func(k, v []byte) error {

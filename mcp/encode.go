@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -43,10 +44,10 @@ func (e *encoder) str(s string) {
 	if len(s) > 64 && cap(e.b)-len(e.b) < len(s)+2 {
 		// Room for s encoded at once, rather than doubling the buffer
 		// (and copying it) several times for a long text.
-		e.b = slices.Grow(e.b, wire.QuotedLen(s))
+		e.b = slices.Grow(e.b, jsonstr.QuotedLen(s))
 	}
 	var ok bool
-	if e.b, ok = wire.AppendStringValid(e.b, s); !ok && e.err == nil {
+	if e.b, ok = jsonstr.AppendStringValid(e.b, s); !ok && e.err == nil {
 		e.err = wire.ErrInvalidUTF8
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -302,7 +303,7 @@ func (e *engine) replyInPlace(id wire.ID, r *protocol.Reply) ([]byte, bool) {
 	// The envelope's '{' takes the place of the result's: its members
 	// follow resultType.
 	head = append(head, `{"resultType":`...)
-	head = wire.AppendString(head, r.ResultType)
+	head = jsonstr.AppendString(head, r.ResultType)
 	if !isEmptyObject(res) {
 		head = append(head, ',')
 	}
@@ -343,9 +344,9 @@ func (e *engine) inputRequiredResult(call *protocol.Call) ([]byte, *wire.Error) 
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(wire.AppendString(nil, p.key))
+		b.Write(jsonstr.AppendString(nil, p.key))
 		b.WriteString(`:{"method":`)
-		b.Write(wire.AppendString(nil, p.method))
+		b.Write(jsonstr.AppendString(nil, p.method))
 		b.WriteString(`,"params":`)
 		if len(p.params) == 0 {
 			b.WriteString("{}")
@@ -355,7 +356,7 @@ func (e *engine) inputRequiredResult(call *protocol.Call) ([]byte, *wire.Error) 
 		b.WriteByte('}')
 	}
 	b.WriteString(`},"requestState":`)
-	b.Write(wire.AppendString(nil, state))
+	b.Write(jsonstr.AppendString(nil, state))
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

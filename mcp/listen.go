@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -274,7 +275,7 @@ func (l *listener) message(method, uri string) []byte {
 	p := []byte(`{`)
 	if uri != "" {
 		p = append(p, `"uri":`...)
-		p = wire.AppendString(p, uri)
+		p = jsonstr.AppendString(p, uri)
 		p = append(p, ',')
 	}
 	p = l.appendMeta(p)

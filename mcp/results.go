@@ -3,7 +3,7 @@ package mcp
 import (
 	"encoding/json"
 
-	"github.com/saguaro-go/saguaro/mcp/internal/wire"
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 // The wire types of the list and read results and their revision-aware
@@ -289,7 +289,7 @@ func appendPage(dst []byte, key string, items [][]byte, next string) []byte {
 	dst = append(dst, ']')
 	if next != "" {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = wire.AppendString(dst, next)
+		dst = jsonstr.AppendString(dst, next)
 	}
 	return append(dst, '}')
 }

@@ -14,6 +14,7 @@ import (
 
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -295,7 +296,7 @@ func addDescription(e *encoder, mark int, desc string) {
 	if len(obj) < 2 || obj[0] != '{' {
 		return
 	}
-	ins := wire.AppendString([]byte(`"description":`), desc)
+	ins := jsonstr.AppendString([]byte(`"description":`), desc)
 	if !utf8.ValidString(desc) && e.err == nil {
 		e.err = wire.ErrInvalidUTF8
 	}

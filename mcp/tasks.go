@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -432,9 +433,9 @@ func (s *taskStore) detail(t *task) ([]byte, error) {
 			if i > 0 {
 				enc.raw([]byte{','})
 			}
-			enc.raw(wire.AppendString(nil, p.key))
+			enc.raw(jsonstr.AppendString(nil, p.key))
 			enc.raw([]byte(`:{"method":`))
-			enc.raw(wire.AppendString(nil, p.method))
+			enc.raw(jsonstr.AppendString(nil, p.method))
 			enc.raw([]byte(`,"params":`))
 			if len(p.params) == 0 {
 				enc.raw([]byte("{}"))

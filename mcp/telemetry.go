@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/streamable"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -596,7 +597,7 @@ func injectMeta(params json.RawMessage, c *metaCarrier) json.RawMessage {
 		if n > 0 {
 			out = append(out, ',')
 		}
-		out = wire.AppendString(append(wire.AppendString(out, key), ':'), val)
+		out = jsonstr.AppendString(append(jsonstr.AppendString(out, key), ':'), val)
 		n++
 	}
 	add("traceparent", c.traceparent, have.traceparent)

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 // JSONHandler is a [slog.Handler] that writes exactly what
@@ -104,11 +105,10 @@ func (h *JSONHandler) writeLine(t time.Time, lvl slog.Level, msg []byte, attrs [
 	b := append((*bp)[:0], `{"time":"`...)
 	b = t.Round(0).AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":`...)
-	b = appendJSONString(b, lvl.String())
-	b = append(b, `,"msg":"`...)
+	b = jsonstr.AppendString(b, lvl.String())
+	b = append(b, `,"msg":`...)
 	// The message is read, not kept: no string copy of it is needed.
-	b = appendEscaped(b, unsafe.String(unsafe.SliceData(msg), len(msg)))
-	b = append(b, '"')
+	b = jsonstr.AppendString(b, unsafe.String(unsafe.SliceData(msg), len(msg)))
 	b, ok := appendJSONAttrs(b, ",", attrs)
 	var err error
 	if ok {
@@ -145,7 +145,7 @@ func appendJSONAttrs(b []byte, sep string, attrs []slog.Attr) ([]byte, bool) {
 				continue
 			}
 			b = append(b, sep...)
-			b = appendJSONString(b, a.Key)
+			b = jsonstr.AppendString(b, a.Key)
 			b = append(b, ":{"...)
 			var ok bool
 			if b, ok = appendJSONAttrs(b, "", g); !ok {
@@ -156,11 +156,11 @@ func appendJSONAttrs(b []byte, sep string, attrs []slog.Attr) ([]byte, bool) {
 			continue
 		}
 		b = append(b, sep...)
-		b = appendJSONString(b, a.Key)
+		b = jsonstr.AppendString(b, a.Key)
 		b = append(b, ':')
 		switch v.Kind() {
 		case slog.KindString:
-			b = appendJSONString(b, v.String())
+			b = jsonstr.AppendString(b, v.String())
 		case slog.KindInt64:
 			b = strconv.AppendInt(b, v.Int64(), 10)
 		case slog.KindUint64:
@@ -199,80 +199,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendEscaped(b, s)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendEscaped appends s escaped as slog.JSONHandler escapes a string:
-// '"', '\\' and control characters, invalid UTF-8 as \ufffd, U+2028 and
-// U+2029; HTML characters are kept.
-func appendEscaped(b []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		// Eight bytes at a time while none needs a look: no control
-		// character, quote, backslash or non-ASCII byte.
-		for i+8 <= len(s) && plainWord(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
-			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(b, s[start:]...)
-}
-
-// plainWord reports whether none of the eight bytes of w is below 0x20,
-// '"', '\\' or 0x80 and above: a byte-wise test of all eight at once.
-func plainWord(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	// A byte's high bit ends up set in each term when the byte is below
-	// the bound (x - n*ones) or equal to the value (zero after the xor).
-	low := w - 0x20*ones
-	quote := (w ^ '"'*ones) - ones
-	slash := (w ^ '\\'*ones) - ones
-	return (low|quote|slash|w)&highs == 0
 }

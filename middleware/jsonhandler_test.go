@@ -259,33 +259,3 @@ func TestJSONHandler_ConcurrentLines(t *testing.T) {
 		require.Regexp(t, `^\{"time":"[^"]+","level":"INFO","msg":"(direct|slog)","i":\d+\}$`, l)
 	}
 }
-
-// plainWord agrees with a byte-by-byte look on every byte at every place,
-// and so the escaping agrees with slog's whatever the place of a byte that
-// needs it.
-func TestAppendEscaped_EveryByteEveryPlace(t *testing.T) {
-	t.Parallel()
-	needsLook := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80 }
-	for c := 0; c < 256; c++ {
-		for pos := 0; pos < 8; pos++ {
-			word := []byte("abcdefgh")
-			word[pos] = byte(c)
-			var w uint64
-			for i := 7; i >= 0; i-- {
-				w = w<<8 | uint64(word[i])
-			}
-			require.Equal(t, !needsLook(byte(c)), plainWord(w), "byte %#x at %d", c, pos)
-		}
-	}
-	var want bytes.Buffer
-	for _, special := range []string{"\x00", "\x1f", `"`, `\`, "\x7f", "é", "\xff", "\u2028", "🌵"} {
-		for pos := 0; pos < 20; pos++ {
-			s := strings.Repeat("x", pos) + special + strings.Repeat("y", 20-pos)
-			want.Reset()
-			r := slog.NewRecord(time.Time{}, slog.LevelInfo, s, 0)
-			require.NoError(t, slog.NewJSONHandler(&want, nil).Handle(context.Background(), r))
-			got := `{"level":"INFO","msg":` + string(appendJSONString(nil, s)) + "}\n"
-			require.Equal(t, want.String(), got, "%q", s)
-		}
-	}
-}

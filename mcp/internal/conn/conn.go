@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/session"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -348,7 +349,7 @@ func (s *server) changed(c protocol.Change) {
 	}
 	var params []byte
 	if c.Kind == protocol.ResourceUpdated {
-		params = append(wire.AppendString([]byte(`{"uri":`), c.URI), '}')
+		params = append(jsonstr.AppendString([]byte(`{"uri":`), c.URI), '}')
 	}
 	msg, end := s.eng.TraceChange(s.ctx, sess.Revision(), "", wire.AppendNotification(nil, method, params))
 	_ = s.write(msg, wire.ID{})

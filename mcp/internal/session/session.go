@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -353,7 +354,7 @@ func (s *Session) Request(ctx context.Context, method string, params json.RawMes
 	case <-ctx.Done():
 		forget()
 		// Tell the client to stop working on it.
-		p := wire.AppendString([]byte(`{"requestId":`+strconv.FormatInt(id, 10)+`,"reason":`), ctx.Err().Error())
+		p := jsonstr.AppendString([]byte(`{"requestId":`+strconv.FormatInt(id, 10)+`,"reason":`), ctx.Err().Error())
 		_ = send(wire.AppendNotification(nil, "notifications/cancelled", append(p, '}')))
 		return nil, ctx.Err()
 	case <-s.done:

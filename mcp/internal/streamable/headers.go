@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
@@ -213,10 +214,10 @@ func unsupportedData(requested string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, rev.String())
+		b = jsonstr.AppendString(b, rev.String())
 	}
 	b = append(b, `],"requested":`...)
-	b = wire.AppendString(b, requested)
+	b = jsonstr.AppendString(b, requested)
 	return append(b, '}')
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	core "github.com/saguaro-go/saguaro/mcp/internal/session"
@@ -328,7 +329,7 @@ func changeFrame(c protocol.Change) []byte {
 	case method == "":
 		return nil
 	case c.Kind == protocol.ResourceUpdated:
-		params := wire.AppendString([]byte(`{"uri":`), c.URI)
+		params := jsonstr.AppendString([]byte(`{"uri":`), c.URI)
 		return wire.AppendNotification(nil, method, append(params, '}'))
 	}
 	return wire.AppendNotification(nil, method, nil)

@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 var benchBody = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"},"_meta":{"progressToken":"tok-1"}}}`)
@@ -52,6 +54,6 @@ func BenchmarkAppendString(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendString(buf[:0], s)
+		buf = jsonstr.AppendString(buf[:0], s)
 	}
 }

@@ -32,22 +32,6 @@ func TestAppendResponseShapes(t *testing.T) {
 	}
 }
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "q\"b\\s/", "\x00\x01\x1f\n\r\t", "é€😀", "\u2028\u2029", "<&>", "\xff", "a\xc3", "\uFFFD"} {
-		got := AppendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q: %s does not decode: %v", s, got, err)
-		}
-		if utf8.ValidString(s) && back != s {
-			t.Errorf("%q round-tripped as %q", s, back)
-		}
-		if !utf8.Valid(got) {
-			t.Errorf("%q: invalid UTF-8 out", s)
-		}
-	}
-}
-
 func TestMarshalRefusesInvalidUTF8(t *testing.T) {
 	type inner struct{ S string }
 	bad := []any{

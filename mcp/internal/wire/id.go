@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 type idKind uint8
@@ -68,7 +70,7 @@ func (id ID) AppendJSON(dst []byte) []byte {
 	case idInt:
 		return strconv.AppendInt(dst, id.num, 10)
 	case idString:
-		return AppendString(dst, id.str)
+		return jsonstr.AppendString(dst, id.str)
 	}
 	return append(dst, "null"...)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 // The passes a big string argument goes through, each on its own, on
@@ -50,7 +52,7 @@ func BenchmarkPassAppendString(b *testing.B) {
 	s, tok := benchText()
 	buf := make([]byte, 0, len(tok)+16)
 	b.SetBytes(int64(len(s)))
-	loopCPU(b, func() { buf = AppendString(buf[:0], s) })
+	loopCPU(b, func() { buf = jsonstr.AppendString(buf[:0], s) })
 }
 
 // loopCPU runs fn as the benchmark's loop and reports the process's CPU

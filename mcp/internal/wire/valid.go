@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
 
 // Validation in one pass. A body is checked once, byte by byte, for JSON
@@ -221,8 +223,8 @@ func scanString(data []byte, i int) int {
 	// Eight bytes at a time: every byte that needs a look is marked, and
 	// the marked bytes of a word are taken in turn.
 	for ; i+8 <= n; i += 8 {
-		m := specialMask(binary.LittleEndian.Uint64(data[i:]))
-		for m = unmarkBefore(m, next-i); m != 0; m = unmarkBefore(m, next-i) {
+		m := jsonstr.SpecialMask(binary.LittleEndian.Uint64(data[i:]))
+		for m = jsonstr.UnmarkBefore(m, next-i); m != 0; m = jsonstr.UnmarkBefore(m, next-i) {
 			k := i + bits.TrailingZeros64(m)>>3
 			switch c := data[k]; {
 			case c == '"':
@@ -234,7 +236,7 @@ func scanString(data []byte, i int) int {
 			case c < 0x20:
 				return -1
 			default:
-				size := seqLen(data, k)
+				size := jsonstr.SeqLen(data, k)
 				if size == 0 {
 					return -1
 				}
@@ -258,7 +260,7 @@ func scanString(data []byte, i int) int {
 		case c < utf8.RuneSelf:
 			k++
 		default:
-			size := seqLen(data, k)
+			size := jsonstr.SeqLen(data, k)
 			if size == 0 {
 				return -1
 			}
@@ -303,8 +305,8 @@ func scanDecode(data []byte, i, end int) (int, string) {
 		return k + 1, b.String()
 	}
 	for ; i+8 <= n; i += 8 {
-		m := specialMask(binary.LittleEndian.Uint64(data[i:]))
-		for m = unmarkBefore(m, next-i); m != 0; m = unmarkBefore(m, next-i) {
+		m := jsonstr.SpecialMask(binary.LittleEndian.Uint64(data[i:]))
+		for m = jsonstr.UnmarkBefore(m, next-i); m != 0; m = jsonstr.UnmarkBefore(m, next-i) {
 			k := i + bits.TrailingZeros64(m)>>3
 			switch c := data[k]; {
 			case c == '"':
@@ -322,7 +324,7 @@ func scanDecode(data []byte, i, end int) (int, string) {
 			case c < 0x20:
 				return -1, ""
 			default:
-				size := seqLen(data, k)
+				size := jsonstr.SeqLen(data, k)
 				if size == 0 {
 					return -1, ""
 				}
@@ -352,7 +354,7 @@ func scanDecode(data []byte, i, end int) (int, string) {
 		case c < utf8.RuneSelf:
 			k++
 		default:
-			size := seqLen(data, k)
+			size := jsonstr.SeqLen(data, k)
 			if size == 0 {
 				return -1, ""
 			}

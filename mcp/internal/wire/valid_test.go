@@ -79,28 +79,6 @@ func TestValidSeeds(t *testing.T) {
 	}
 }
 
-func FuzzSeqLen(f *testing.F) {
-	for _, s := range []string{"é", "😀", "\xed\xa0\x80", "\xe0\x80\x80", "\xf4\x90\x80\x80", "\xc0\x80", "\xe2\x80", "\x80"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if s == "" || s[0] < utf8.RuneSelf {
-			return
-		}
-		r, size := utf8.DecodeRuneInString(s)
-		want := size
-		if r == utf8.RuneError && size == 1 {
-			want = 0
-		}
-		if got := seqLen(s, 0); got != want {
-			t.Fatalf("seqLen(%q) = %d, want %d", s, got, want)
-		}
-		if got := seqLen([]byte(s), 0); got != want {
-			t.Fatalf("seqLen([]byte %q) = %d, want %d", s, got, want)
-		}
-	})
-}
-
 // FuzzUnquoteEscaped unquotes tokens that escape a string's runes in
 // every way JSON allows (\uXXXX for any rune, surrogate pairs above the
 // BMP, the short forms), chosen by a bit mask.

@@ -1,11 +1,11 @@
-package wire
+package jsonstr
 
-// seqLen returns the length of the valid UTF-8 sequence of a multi-byte
+// SeqLen returns the length of the valid UTF-8 sequence of a multi-byte
 // rune that starts at s[i] (s[i] >= 0x80), or 0 when there is none (a
 // stray continuation byte, an overlong form, a surrogate, a rune past
 // U+10FFFF, a sequence cut short): unicode/utf8's rules, inline, for the
 // hot loops that meet accented letters every few bytes.
-func seqLen[T ~string | ~[]byte](s T, i int) int {
+func SeqLen[T ~string | ~[]byte](s T, i int) int {
 	c := s[i]
 	switch {
 	case c < 0xC2:
