@@ -67,7 +67,7 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 		return controller.Status(http.StatusServiceUnavailable)
 	}
 	switch m := first.(type) {
-	case callDone:
+	case *callDone:
 		return jsonAnswer(m.status, m.body, m.release)
 	case streamStarted:
 		return stream()
@@ -87,6 +87,7 @@ type sessionCall struct {
 	call     protocol.Call
 	state    any
 	body     *[]byte // the request's body, which call.Params point into
+	answer   callDone
 }
 
 func (sc *sessionCall) run() {
@@ -101,7 +102,8 @@ func (sc *sessionCall) run() {
 	if reply.Err != nil {
 		t.attrs(sc.attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, reply), reply.Buffer)
+	sc.answer = callDone{body: t.engine.AppendReply(nil, sc.call.ID, reply), status: http.StatusOK, release: reply.Buffer}
+	sc.st.finish(&sc.answer)
 }
 
 // workerPool runs the calls that get their own goroutine (a session's

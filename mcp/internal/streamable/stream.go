@@ -67,7 +67,8 @@ type (
 	// something: answer with an event stream.
 	streamStarted struct{}
 	// callDone carries a call's answer to a POST's Handle when nothing
-	// was emitted first: answer with JSON.
+	// was emitted first: answer with JSON. It is sent as a pointer to
+	// the call's own copy, which a mailbox holds without allocating.
 	callDone struct {
 		body   []byte
 		status int
@@ -257,19 +258,21 @@ func (st *stream) take(c *connState) (chunk []byte, last int64, done bool, close
 }
 
 // finish records a POST's result: as the stream's last event when the
-// stream started, or handed to the waiting Handle as a JSON answer.
-func (st *stream) finish(body, release []byte) {
+// stream started, or handed to the waiting Handle as a JSON answer. The
+// Handle reads answer after it receives it, so answer must not change
+// after finish.
+func (st *stream) finish(answer *callDone) {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !st.started {
 		if st.mb != nil {
-			_ = st.mb.Send(callDone{body: body, status: http.StatusOK, release: release})
+			_ = st.mb.Send(answer)
 		}
 		st.dropLocked()
 		return
 	}
-	st.emitLocked(body)
+	st.emitLocked(answer.body)
 	st.final = true
 	st.onIdle = nil
 	st.stopGrace()
