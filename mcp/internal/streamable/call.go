@@ -31,11 +31,12 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	mb := r.Mailbox()
-	st := s.newCallStream(mb, cancel, msg.ID)
-	// One allocation carries the call to its worker, with the request's
-	// body, which the call keeps (its params point into it) and puts back
-	// when it ends.
-	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
+	// One allocation carries the call to its worker, with its response
+	// stream and the request's body, which the call keeps (its params
+	// point into it) and puts back when it ends.
+	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context()}
+	st := &sc.st
+	s.newCallStream(st, mb, cancel, msg.ID)
 	sc.out.st = st
 	sc.call = s.Call(msg, &sc.out)
 	sc.call.Session = s.id
@@ -76,13 +77,16 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 	return controller.Status(http.StatusInternalServerError)
 }
 
-// sessionCall is a streaming call on its way to a worker.
+// sessionCall is a streaming call on its way to a worker. Its stream
+// lives on in the session after the call when a client may still resume
+// it, and the rest of sessionCall with it: run lets go of what the call
+// no longer needs.
 type sessionCall struct {
 	s        *session
 	ctx      context.Context
 	cancel   context.CancelFunc
 	attrsCtx context.Context // the POST's, for the log line's attributes
-	st       *stream
+	st       stream
 	out      streamOutbound
 	call     protocol.Call
 	state    any
@@ -96,6 +100,7 @@ func (sc *sessionCall) run() {
 		sc.cancel()
 		s.untrack(sc.call.ID)
 		wire.PutBuffer(sc.body)
+		sc.ctx, sc.attrsCtx, sc.state, sc.body = nil, nil, nil, nil
 	}()
 	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
 	s.apply(&reply.Effect)

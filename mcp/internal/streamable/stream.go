@@ -93,23 +93,33 @@ func (s *session) streamLocked(id int64) *stream {
 	}
 	st := s.streams[id]
 	if st == nil {
-		st = &stream{s: s, id: id, next: 1, log: replay.NewRing[[]byte](s.tab.opts.StreamEvents, maxStreamLogBytes)}
-		s.streams[id] = st
+		st = &stream{}
+		s.initStreamLocked(st, id)
 	}
 	return st
 }
 
-// newCallStream makes the response stream of one POST, attached to the
-// POST's connection, not yet started.
-func (s *session) newCallStream(mb *controller.Mailbox, onIdle func(), id wire.ID) *stream {
+// initStreamLocked sets st up as the session's empty stream id and
+// records it.
+func (s *session) initStreamLocked(st *stream, id int64) {
+	*st = stream{s: s, id: id, next: 1, log: replay.NewRing[[]byte](s.tab.opts.StreamEvents, maxStreamLogBytes)}
+	s.streams[id] = st
+}
+
+// newCallStream sets st up as the response stream of one POST, attached
+// to the POST's connection, not yet started. st is the call's own
+// (sessionCall.st), so that the stream costs no allocation of its own.
+func (s *session) newCallStream(st *stream, mb *controller.Mailbox, onIdle func(), id wire.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.streams == nil {
+		s.streams = map[int64]*stream{}
+	}
 	s.nextStream++
-	st := s.streamLocked(s.nextStream)
+	s.initStreamLocked(st, s.nextStream)
 	st.mb = mb
 	st.onIdle = onIdle
 	st.callID = id
-	return st
 }
 
 // eventFrame frames one JSON-RPC message as an event of this stream.
