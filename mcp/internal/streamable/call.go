@@ -118,12 +118,15 @@ func (sc *sessionCall) run() {
 // several times: that was a tenth of the CPU of a session tools/call
 // under load. A worker that just finished a call keeps its grown stack
 // for the next one; workers are made on demand, one per concurrent call,
-// and exit after workerIdle without work.
+// and exit once a whole workerIdle period passed without work (between
+// one and two periods after their last call). A worker's timer fires
+// once a period rather than being reset after every call, which made a
+// hand-off to an idle worker cost a good part more CPU.
 
-// workerIdle is how long an idle worker waits for another call. Short, so
-// that a quiet server holds no goroutines for long (and goleak-style
-// checks settle quickly); under load a worker is reused within
-// microseconds.
+// workerIdle is the period at the end of which a worker that ran no call
+// in it exits. Short, so that a quiet server holds no goroutines for long
+// (and goleak-style checks settle quickly); under load a worker is reused
+// within microseconds.
 const workerIdle = 100 * time.Millisecond
 
 type workerPool struct{ work chan job }
@@ -148,15 +151,21 @@ func (p *workerPool) run(j job) {
 
 func (p *workerPool) worker(j job) {
 	j.run()
-	idle := time.NewTimer(workerIdle)
+	tick := make(chan struct{}, 1)
+	idle := time.AfterFunc(workerIdle, func() { tick <- struct{}{} })
 	defer idle.Stop()
+	busy := false // a call ran since the timer was set
 	for {
 		select {
 		case j = <-p.work:
 			j.run()
+			busy = true
+		case <-tick:
+			if !busy {
+				return
+			}
+			busy = false
 			idle.Reset(workerIdle)
-		case <-idle.C:
-			return
 		}
 	}
 }
