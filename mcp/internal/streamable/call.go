@@ -53,7 +53,8 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 		cancel()
 		st.detach(mb, false)
 	}, func() controller.Reply {
-		return st.streamReply(r, &connState{st: st, mb: mb, prime: st.primingFrame(0)})
+		sc.conn = connState{st: st, mb: mb, prime: st.primingFrame(0)}
+		return st.streamReply(r, &sc.conn)
 	})
 }
 
@@ -87,6 +88,7 @@ type sessionCall struct {
 	cancel   context.CancelFunc
 	attrsCtx context.Context // the POST's, for the log line's attributes
 	st       stream
+	conn     connState // the POST connection's, once it streams
 	out      streamOutbound
 	call     protocol.Call
 	state    any
