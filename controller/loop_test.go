@@ -437,6 +437,28 @@ func TestHandleReceivesBeforeChoosingTheReply(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// TestReceiveWakesOnClose checks that a Receive waiting on an empty
+// mailbox returns ErrClosed when the mailbox closes, without having made
+// the mailbox's Done channel to wait on.
+func TestReceiveWakesOnClose(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox(1, OverflowReject)
+	errs := make(chan error, 1)
+	go func() {
+		_, err := mb.Receive(context.Background())
+		errs <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // usually waiting by now; either way must work
+	mb.close()
+	select {
+	case err := <-errs:
+		assert.ErrorIs(t, err, ErrClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Receive did not return when the mailbox closed")
+	}
+	assert.Nil(t, mb.more.Load(), "waiting made the mailbox's rare part")
+}
+
 func TestSendContextWaitersAllGetRoom(t *testing.T) {
 	t.Parallel()
 	mb := newMailbox(1, OverflowReject)

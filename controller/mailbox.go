@@ -337,14 +337,17 @@ func (m *Mailbox) SendContext(ctx context.Context, info any) error {
 // before it chooses its reply (a quick answer as a buffered reply, or a
 // loop for the rest): once a loop runs, the loop owns the mailbox and
 // Receive must not be called. Ticks ([Mailbox.Every]) go to the loop only.
+//
+// It waits on the mailbox's own channel and ctx (and the first monitor,
+// if any): closing the mailbox wakes it through the mailbox's channel,
+// so a wait makes no Done channel.
 func (m *Mailbox) Receive(ctx context.Context) (any, error) {
-	if info, ok := m.take(); ok {
-		return info, nil
-	}
-	done := m.doneChan()
 	for {
 		if info, ok := m.take(); ok {
 			return info, nil
+		}
+		if m.closed() {
+			return nil, ErrClosed
 		}
 		mon := m.monitor()
 		var monDone <-chan struct{}
@@ -355,8 +358,6 @@ func (m *Mailbox) Receive(ctx context.Context) (any, error) {
 		case <-m.ready:
 		case <-monDone:
 			m.fire(mon)
-		case <-done:
-			return nil, ErrClosed
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -546,7 +547,7 @@ func (m *Mailbox) Defer(fn func()) {
 }
 
 // close ends the mailbox: later sends fail, monitors and the timer stop,
-// deferred functions run.
+// a waiting Receive returns, deferred functions run.
 func (m *Mailbox) close() {
 	m.mu.Lock()
 	if m.flags.Or(flagClosed)&flagClosed != 0 {
@@ -567,6 +568,7 @@ func (m *Mailbox) close() {
 		x.deferred = nil
 	}
 	m.mu.Unlock()
+	signal(m.ready) // a waiting Receive wakes and sees the mailbox closed
 	for i := len(deferred) - 1; i >= 0; i-- {
 		deferred[i]()
 	}

@@ -31,11 +31,12 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	mb := r.Mailbox()
-	st := s.newCallStream(mb, cancel, msg.ID)
-	// One allocation carries the call to its worker, with the request's
-	// body, which the call keeps (its params point into it) and puts back
-	// when it ends.
-	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context(), st: st}
+	// One allocation carries the call to its worker, with its response
+	// stream and the request's body, which the call keeps (its params
+	// point into it) and puts back when it ends.
+	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context()}
+	st := &sc.st
+	s.newCallStream(st, mb, cancel, msg.ID)
 	sc.out.st = st
 	sc.call = s.Call(msg, &sc.out)
 	sc.call.Session = s.id
@@ -52,7 +53,8 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 		cancel()
 		st.detach(mb, false)
 	}, func() controller.Reply {
-		return st.streamReply(r, &connState{st: st, mb: mb, prime: st.primingFrame(0)})
+		sc.conn = connState{st: st, mb: mb, prime: st.primingFrame(0)}
+		return st.streamReply(r, &sc.conn)
 	})
 }
 
@@ -67,7 +69,7 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 		return controller.Status(http.StatusServiceUnavailable)
 	}
 	switch m := first.(type) {
-	case callDone:
+	case *callDone:
 		return jsonAnswer(m.status, m.body, m.release)
 	case streamStarted:
 		return stream()
@@ -76,17 +78,22 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 	return controller.Status(http.StatusInternalServerError)
 }
 
-// sessionCall is a streaming call on its way to a worker.
+// sessionCall is a streaming call on its way to a worker. Its stream
+// lives on in the session after the call when a client may still resume
+// it, and the rest of sessionCall with it: run lets go of what the call
+// no longer needs.
 type sessionCall struct {
 	s        *session
 	ctx      context.Context
 	cancel   context.CancelFunc
 	attrsCtx context.Context // the POST's, for the log line's attributes
-	st       *stream
+	st       stream
+	conn     connState // the POST connection's, once it streams
 	out      streamOutbound
 	call     protocol.Call
 	state    any
 	body     *[]byte // the request's body, which call.Params point into
+	answer   callDone
 }
 
 func (sc *sessionCall) run() {
@@ -95,13 +102,15 @@ func (sc *sessionCall) run() {
 		sc.cancel()
 		s.untrack(sc.call.ID)
 		wire.PutBuffer(sc.body)
+		sc.ctx, sc.attrsCtx, sc.state, sc.body = nil, nil, nil, nil
 	}()
 	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
 	s.apply(&reply.Effect)
 	if reply.Err != nil {
 		t.attrs(sc.attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 	}
-	sc.st.finish(t.engine.AppendReply(nil, sc.call.ID, reply), reply.Buffer)
+	sc.answer = callDone{body: t.engine.AppendReply(nil, sc.call.ID, reply), status: http.StatusOK, release: reply.Buffer}
+	sc.st.finish(&sc.answer)
 }
 
 // workerPool runs the calls that get their own goroutine (a session's
@@ -111,12 +120,15 @@ func (sc *sessionCall) run() {
 // several times: that was a tenth of the CPU of a session tools/call
 // under load. A worker that just finished a call keeps its grown stack
 // for the next one; workers are made on demand, one per concurrent call,
-// and exit after workerIdle without work.
+// and exit once a whole workerIdle period passed without work (between
+// one and two periods after their last call). A worker's timer fires
+// once a period rather than being reset after every call, which made a
+// hand-off to an idle worker cost a good part more CPU.
 
-// workerIdle is how long an idle worker waits for another call. Short, so
-// that a quiet server holds no goroutines for long (and goleak-style
-// checks settle quickly); under load a worker is reused within
-// microseconds.
+// workerIdle is the period at the end of which a worker that ran no call
+// in it exits. Short, so that a quiet server holds no goroutines for long
+// (and goleak-style checks settle quickly); under load a worker is reused
+// within microseconds.
 const workerIdle = 100 * time.Millisecond
 
 type workerPool struct{ work chan job }
@@ -141,15 +153,21 @@ func (p *workerPool) run(j job) {
 
 func (p *workerPool) worker(j job) {
 	j.run()
-	idle := time.NewTimer(workerIdle)
+	tick := make(chan struct{}, 1)
+	idle := time.AfterFunc(workerIdle, func() { tick <- struct{}{} })
 	defer idle.Stop()
+	busy := false // a call ran since the timer was set
 	for {
 		select {
 		case j = <-p.work:
 			j.run()
+			busy = true
+		case <-tick:
+			if !busy {
+				return
+			}
+			busy = false
 			idle.Reset(workerIdle)
-		case <-idle.C:
-			return
 		}
 	}
 }

@@ -78,6 +78,7 @@ type callOutbound struct {
 	mu      sync.Mutex
 	started bool
 	done    bool
+	answer  callDone // sent to the Handle when nothing started the stream
 }
 
 func (o *callOutbound) Notify(_ context.Context, method string, params json.RawMessage) error {
@@ -110,5 +111,6 @@ func (o *callOutbound) finish(body []byte, status int, release []byte) {
 		_ = o.mb.SendContext(context.Background(), callFinal{data: body})
 		return
 	}
-	_ = o.mb.SendContext(context.Background(), callDone{body: body, status: status, release: release})
+	o.answer = callDone{body: body, status: status, release: release}
+	_ = o.mb.SendContext(context.Background(), &o.answer)
 }

@@ -67,7 +67,8 @@ type (
 	// something: answer with an event stream.
 	streamStarted struct{}
 	// callDone carries a call's answer to a POST's Handle when nothing
-	// was emitted first: answer with JSON.
+	// was emitted first: answer with JSON. It is sent as a pointer to
+	// the call's own copy, which a mailbox holds without allocating.
 	callDone struct {
 		body   []byte
 		status int
@@ -92,23 +93,33 @@ func (s *session) streamLocked(id int64) *stream {
 	}
 	st := s.streams[id]
 	if st == nil {
-		st = &stream{s: s, id: id, next: 1, log: replay.NewRing[[]byte](s.tab.opts.StreamEvents, maxStreamLogBytes)}
-		s.streams[id] = st
+		st = &stream{}
+		s.initStreamLocked(st, id)
 	}
 	return st
 }
 
-// newCallStream makes the response stream of one POST, attached to the
-// POST's connection, not yet started.
-func (s *session) newCallStream(mb *controller.Mailbox, onIdle func(), id wire.ID) *stream {
+// initStreamLocked sets st up as the session's empty stream id and
+// records it.
+func (s *session) initStreamLocked(st *stream, id int64) {
+	*st = stream{s: s, id: id, next: 1, log: replay.NewRing[[]byte](s.tab.opts.StreamEvents, maxStreamLogBytes)}
+	s.streams[id] = st
+}
+
+// newCallStream sets st up as the response stream of one POST, attached
+// to the POST's connection, not yet started. st is the call's own
+// (sessionCall.st), so that the stream costs no allocation of its own.
+func (s *session) newCallStream(st *stream, mb *controller.Mailbox, onIdle func(), id wire.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.streams == nil {
+		s.streams = map[int64]*stream{}
+	}
 	s.nextStream++
-	st := s.streamLocked(s.nextStream)
+	s.initStreamLocked(st, s.nextStream)
 	st.mb = mb
 	st.onIdle = onIdle
 	st.callID = id
-	return st
 }
 
 // eventFrame frames one JSON-RPC message as an event of this stream.
@@ -257,19 +268,21 @@ func (st *stream) take(c *connState) (chunk []byte, last int64, done bool, close
 }
 
 // finish records a POST's result: as the stream's last event when the
-// stream started, or handed to the waiting Handle as a JSON answer.
-func (st *stream) finish(body, release []byte) {
+// stream started, or handed to the waiting Handle as a JSON answer. The
+// Handle reads answer after it receives it, so answer must not change
+// after finish.
+func (st *stream) finish(answer *callDone) {
 	s := st.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !st.started {
 		if st.mb != nil {
-			_ = st.mb.Send(callDone{body: body, status: http.StatusOK, release: release})
+			_ = st.mb.Send(answer)
 		}
 		st.dropLocked()
 		return
 	}
-	st.emitLocked(body)
+	st.emitLocked(answer.body)
 	st.final = true
 	st.onIdle = nil
 	st.stopGrace()
