@@ -47,9 +47,10 @@ type Mailbox struct {
 	// that a mailbox costs memory for what it holds rather than for its
 	// bound, and a larger ring comes from a pool and goes back to it when
 	// the queue empties: a stream that receives one message at a time
-	// never needs one, a burst borrows one, and an idle stream holds none. ready holds a token whenever a message may be
-	// waiting, or a tick may be due: it is the one channel an idle loop
-	// waits on besides its request's context.
+	// never needs one, a burst borrows one, and an idle stream holds none.
+	// ready holds a token whenever a message may be waiting, a tick may be
+	// due or the mailbox has just closed: it is the one channel an idle
+	// loop, or Receive, waits on besides its request's context.
 	//
 	// A mailbox lives as long as its stream, so it is kept small: the
 	// parts few streams use (monitors, ticks, Done, SendContext's
