@@ -842,26 +842,7 @@ func profileFanout(dir string, secs int, s *server, fs *fanSet, spec fanSpec, ti
 		log.Printf("profile: %v", err)
 		return
 	}
-	base := strings.TrimSuffix(s.Ready.ProbeURL, probe.Path)
-	get := func(path, file string) error {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: HTTP %d", path, resp.StatusCode)
-		}
-		f, err := os.Create(filepath.Join(dir, file))
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, resp.Body)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
+	get := func(path, file string) error { return fetchProfile(s, path, filepath.Join(dir, file)) }
 	done := make(chan error, 1)
 	go func() { done <- get("/debug/pprof/profile?seconds="+strconv.Itoa(secs), s.cfg.Name+".cpu.pprof") }()
 	var deliveries uint64
@@ -901,4 +882,27 @@ func (fs *fanSet) takeFailures() *loop.Failures {
 // fanErr is a failed check of the fan-out workload, grouped by kind.
 func fanErr(kind, format string, args ...any) error {
 	return &check.Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// fetchProfile writes what the server's admin listener answers at path
+// (one of net/http/pprof's) to file.
+func fetchProfile(s *server, path, file string) error {
+	base := strings.TrimSuffix(s.Ready.ProbeURL, probe.Path)
+	resp, err := http.Get(base + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", path, resp.StatusCode)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -10,6 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +38,8 @@ type payloadOptions struct {
 	rounds        int
 	warmup, slice time.Duration
 	timeout       time.Duration
+	profile       string // folder for the servers' CPU profiles; "" for none
+	profileSecs   int
 }
 
 // payloadFlags registers the payload workload's flags; the function it
@@ -47,6 +52,8 @@ func payloadFlags(o *options) func() {
 	flag.DurationVar(&o.payload.warmup, "payload-warmup", 0, "payload workload: unmeasured warm-up per slice (default 300ms; quick 100ms)")
 	flag.DurationVar(&o.payload.slice, "payload-slice", 0, "payload workload: measured time per slice (default 1s; quick 300ms)")
 	flag.DurationVar(&o.payload.timeout, "payload-timeout", 30*time.Second, "payload workload: per-request timeout (16 calls of 256 KiB in flight take seconds on the slower libraries)")
+	flag.StringVar(&o.payload.profile, "payload-profile", "", "after the payload rounds, profile each server under each size and kind of call (the first -payload-conns) and write its CPU profile into this folder as <server>.<kind>.<KiB>.cpu.pprof (not reported)")
+	flag.IntVar(&o.payload.profileSecs, "payload-profile-seconds", 8, "length of each payload CPU profile")
 	return func() {
 		p := &o.payload
 		var err error
@@ -192,6 +199,52 @@ func runPayloadPhase(o *options, run *runResult) {
 							s.cfg.Name, float64(r.OK)/r.Window.Seconds(), status)
 					}
 				}
+			}
+		}
+	}
+	if p.profile != "" {
+		profilePayload(o, servers, echoes)
+	}
+}
+
+// profilePayload gives every server, after the measured rounds, one slice
+// of each size and kind at the first concurrency, long enough for a CPU
+// profile taken meanwhile from its admin listener, and logs the slice's
+// server CPU per call beside the file, so that a profile's shares can be
+// turned into time per call.
+func profilePayload(o *options, servers []*server, echoes map[int]*payload.Echo) {
+	p := o.payload
+	if err := os.MkdirAll(p.profile, 0o755); err != nil {
+		log.Printf("payload profile: %v", err)
+		return
+	}
+	for _, s := range servers {
+		for _, kib := range p.sizes {
+			for _, kind := range payloadKinds {
+				file := filepath.Join(p.profile, fmt.Sprintf("%s.%s.%d.cpu.pprof", s.cfg.Name, kind, kib))
+				done := make(chan error, 1)
+				go func() {
+					done <- fetchProfile(s, "/debug/pprof/profile?seconds="+strconv.Itoa(p.profileSecs), file)
+				}()
+				var count bodyCount
+				spec := sliceSpec{Conns: p.conns[0], Drain: true, Call: payloadCall(kind, kib, echoes[kib], payload.Document(kib<<10), &count)}
+				// The profile starts with the slice's warm-up and ends
+				// before its measured time does.
+				r := runSlice(s, spec, p.warmup, time.Duration(p.profileSecs)*time.Second+time.Second, p.timeout)
+				err := <-done
+				if err == nil && r.Fail.Total() > 0 {
+					err = fmt.Errorf("%d calls failed: %v", r.Fail.Total(), r.Fail.First)
+				}
+				if err != nil {
+					log.Printf("payload profile %s %s %d KiB: %v", s.cfg.Name, kind, kib, err)
+					continue
+				}
+				perCall := time.Duration(0)
+				if r.OK > 0 {
+					perCall = time.Duration((r.After.CPUNS() - r.Before.CPUNS()) / int64(r.OK))
+				}
+				log.Printf("payload profile %-18s %4d KiB %-4s c=%d: %d calls, %v of server CPU per call; wrote %s",
+					s.cfg.Name, kib, kind, p.conns[0], r.OK, perCall, file)
 			}
 		}
 	}
