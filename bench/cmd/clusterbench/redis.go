@@ -159,15 +159,6 @@ func (s *redisSrv) cpuNS() (int64, error) {
 	return ns, nil
 }
 
-// clients is the number of connected clients (INFO clients).
-func (s *redisSrv) clients() string {
-	m, err := s.info("clients")
-	if err != nil {
-		return "?"
-	}
-	return m["connected_clients"]
-}
-
 // cleanup deletes every key under prefix (the run's own: the prefix is
 // new at every run, so nothing else matches it) and returns their names.
 func (s *redisSrv) cleanup(prefix string) ([]string, error) {

@@ -144,12 +144,6 @@ func runSlice(s *server, spec sliceSpec, warmup, measure, timeout time.Duration)
 	return res
 }
 
-// tpKey names one cell of the throughput table.
-type tpKey struct {
-	Config string
-	Conns  int
-}
-
 // tpAgg sums the slices of one cell.
 type tpAgg struct {
 	Slices    int
@@ -195,13 +189,6 @@ func (a *tpAgg) medianRPS() float64 { return loop.Median(a.SliceRPS) }
 // by base's rate in the same round. Slices of one round run back to back,
 // so slow drift of the machine cancels out.
 func (a *tpAgg) ratioTo(base *tpAgg) float64 { return loop.RoundRatio(a.SliceRPS, base.SliceRPS) }
-
-func (a *tpAgg) rps() float64 {
-	if a.Window <= 0 {
-		return 0
-	}
-	return float64(a.OK) / a.Window.Seconds()
-}
 
 func (a *tpAgg) perReq(v float64) float64 {
 	if a.OK == 0 {

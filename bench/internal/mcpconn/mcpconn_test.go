@@ -98,7 +98,7 @@ func TestConnCallRejectsBadAnswers(t *testing.T) {
 			return true
 		}, "jsonrpc-error"},
 		{"bad status", func(w http.ResponseWriter, id json.RawMessage, text string) bool {
-			http.Error(w, "overloaded", 503)
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 			return true
 		}, "status"},
 		{"another request's answer", func(w http.ResponseWriter, id json.RawMessage, text string) bool {
