@@ -305,7 +305,7 @@ func runThroughput(o *options, run *runResult) {
 	var servers []*server
 	defer func() { stopAll(servers) }()
 	for _, c := range run.Configs {
-		if isPending(c) || c.IsSSE() {
+		if isPending(c) || c.IsSSE() || !c.Runs("throughput") {
 			continue
 		}
 		s, err := startServer(o, "throughput", c, "-idle-timeout", o.serverIdleTTL.String())
@@ -362,7 +362,7 @@ func runProgressPhase(o *options, run *runResult) {
 	var servers []*server
 	defer func() { stopAll(servers) }()
 	for _, c := range run.Configs {
-		if isPending(c) || c.Name == configs.Bare || c.IsSSE() {
+		if isPending(c) || c.Name == configs.Bare || c.IsSSE() || !c.Runs("progress") {
 			continue
 		}
 		s, err := startServer(o, "progress", c, "-idle-timeout", o.serverIdleTTL.String(), "-progress")
@@ -412,7 +412,7 @@ func tpKeyString(name string, conns int) string { return name + "@" + strconv.It
 func runChurnPhase(o *options, run *runResult) {
 	run.Churn = map[string]*churnResult{}
 	for _, c := range run.Configs {
-		if isPending(c) || !c.Stateful || c.IsSSE() {
+		if isPending(c) || !c.Stateful || c.IsSSE() || !c.Runs("churn") {
 			continue
 		}
 		s, err := startServer(o, "churn", c, "-idle-timeout", o.churnTTL.String())
@@ -438,7 +438,7 @@ func runChurnPhase(o *options, run *runResult) {
 func runIdlePhase(o *options, run *runResult) {
 	run.Idle = map[string]*idleResult{}
 	for _, c := range run.Configs {
-		if isPending(c) || !c.Stateful || c.IsSSE() {
+		if isPending(c) || !c.Stateful || c.IsSSE() || !c.Runs("idle") {
 			continue
 		}
 		s, err := startServer(o, "idle", c, "-idle-timeout", o.serverIdleTTL.String())

@@ -150,7 +150,7 @@ func runPayloadPhase(o *options, run *runResult) {
 	var servers []*server
 	defer func() { stopAll(servers) }()
 	for _, c := range run.Configs {
-		if isPending(c) || c.IsSSE() {
+		if isPending(c) || c.IsSSE() || !c.Runs("payload") {
 			continue
 		}
 		s, err := startServer(o, "payload", c, "-idle-timeout", o.serverIdleTTL.String(), "-payload-docs", strings.Join(sizes, ","))

@@ -141,7 +141,7 @@ func renderPayload(r *runResult, p func(string, ...any)) {
 
 	var saguaros []string
 	for _, c := range r.Configs {
-		if c.Library == "saguaro" && !c.IsSSE() && !isPending(c) {
+		if c.Library == "saguaro" && !c.IsSSE() && !isPending(c) && c.Runs("payload") {
 			saguaros = append(saguaros, c.Name)
 		}
 	}
@@ -207,7 +207,7 @@ func renderPayloadTable(r *runResult, p func(string, ...any), kind string, kib, 
 	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	base := r.Payload[payloadKey(configs.Bare, kind, kib, conns)]
 	for _, c := range r.Configs {
-		if c.IsSSE() {
+		if c.IsSSE() || !c.Runs("payload") {
 			continue
 		}
 		a := r.Payload[payloadKey(c.Name, kind, kib, conns)]

@@ -99,7 +99,8 @@ func TestPayloadVerdicts(t *testing.T) {
 			r.Payload[payloadKey(name, kind, kib, 16)] = a
 		}
 	}
-	r.Configs = []configs.Config{{Name: configs.Bare, Library: "bare"}, {Name: "saguaro-a", Library: "saguaro"}, {Name: "saguaro-b", Library: "saguaro"}}
+	r.Configs = []configs.Config{{Name: configs.Bare, Library: "bare"}, {Name: "saguaro-a", Library: "saguaro"}, {Name: "saguaro-b", Library: "saguaro"},
+		{Name: "saguaro-tp", Library: "saguaro", Only: "throughput"}}
 	cell(configs.Bare, 16, 1000, 5000)
 	cell("saguaro-a", 16, 500, 3000)  // 0.5× CPU, 1.5× bytes: meets both
 	cell("saguaro-b", 16, 600, 3100)  // misses both
@@ -127,5 +128,8 @@ func TestPayloadVerdicts(t *testing.T) {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("page without %q", want)
 		}
+	}
+	if strings.Contains(page.String(), "saguaro-tp") {
+		t.Errorf("a throughput-only configuration on the payload page:\n%s", page.String())
 	}
 }

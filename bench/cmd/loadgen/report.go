@@ -280,7 +280,7 @@ func renderResults(r *runResult) string {
 		p("| configuration | req/s | p50 | p99 | server CPU/req | allocs/req | bytes/req | checked OK | two connections per session |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, c := range r.Configs {
-			if c.Name == configs.Bare {
+			if c.Name == configs.Bare || !c.Runs("progress") {
 				continue
 			}
 			a := r.Progress[c.Name+"@"+progressOwn]
@@ -338,7 +338,7 @@ func renderResults(r *runResult) string {
 		for _, c := range r.Configs {
 			x := r.Churn[c.Name]
 			if x == nil {
-				if c.Stateful {
+				if c.Stateful && c.Runs("churn") {
 					p("| %s | %s | | | | | | | | |\n", c.Name, notRun(c))
 				}
 				continue
@@ -369,7 +369,7 @@ func renderResults(r *runResult) string {
 		for _, c := range r.Configs {
 			x := r.Idle[c.Name]
 			if x == nil {
-				if c.Stateful {
+				if c.Stateful && c.Runs("idle") {
 					p("| %s | %s | | | | | | |\n", c.Name, notRun(c))
 				}
 				continue

@@ -34,6 +34,14 @@ func TestTable(t *testing.T) {
 		if c.Protocol != ProtocolLegacy && c.Protocol != ProtocolModern {
 			t.Errorf("%s: unknown protocol %q", c.Name, c.Protocol)
 		}
+		switch c.Only {
+		case "", "throughput", "payload", "progress", "churn", "idle", "fanout":
+		default:
+			t.Errorf("%s: unknown workload %q", c.Name, c.Only)
+		}
+		if c.Only != "" && (c.Runs("payload") == (c.Only != "payload") || !c.Runs(c.Only)) {
+			t.Errorf("%s: Runs disagrees with Only %q", c.Name, c.Only)
+		}
 		if c.Pending != "" {
 			continue
 		}

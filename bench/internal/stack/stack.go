@@ -71,13 +71,20 @@ func Wrap(path string, inner http.Handler, logOut io.Writer) (*Stack, error) {
 	return build(path, inner, logOut, all)
 }
 
-// build mounts inner at path on a chi router behind the layers l selects,
-// in the order of the full stack. Without auth, Token is still minted (and
-// ignored), so every variant sees the same request.
-func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack, error) {
+// Token mints a bearer token like the one Wrap's stack verifies, signed by
+// a key of its own: for a server without the stack, so that its requests
+// are as large as the stack's (net/http reads and parses the header
+// whether or not anything checks it).
+func Token() (string, error) {
+	_, signed, err := mint()
+	return signed, err
+}
+
+// mint generates an RS256 key pair and a token signed by it.
+func mint() (*rsa.PrivateKey, string, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
 		"iss":   Issuer,
@@ -90,7 +97,18 @@ func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack,
 	tok.Header["kid"] = "bench"
 	signed, err := tok.SignedString(key)
 	if err != nil {
-		return nil, fmt.Errorf("mint token: %w", err)
+		return nil, "", fmt.Errorf("mint token: %w", err)
+	}
+	return key, signed, nil
+}
+
+// build mounts inner at path on a chi router behind the layers l selects,
+// in the order of the full stack. Without auth, Token is still minted (and
+// ignored), so every variant sees the same request.
+func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack, error) {
+	key, signed, err := mint()
+	if err != nil {
+		return nil, err
 	}
 
 	r := chi.NewRouter()
