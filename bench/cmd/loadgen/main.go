@@ -100,7 +100,7 @@ func parseFlags() *options {
 	flag.IntVar(&o.idleConns, "idle-conns", 16, "connections used to open idle sessions")
 	flag.DurationVar(&o.idleLimit, "idle-limit", 0, "time limit for opening the idle sessions per configuration (default 2.4ms per session, at least 60s)")
 	flag.DurationVar(&o.serverIdleTTL, "server-ttl", 10*time.Minute, "session idle timeout given to the servers for throughput and idle sessions")
-	flag.DurationVar(&o.maxRuntime, "max-runtime", 20*time.Minute, "abort the whole run after this long")
+	flag.DurationVar(&o.maxRuntime, "max-runtime", 30*time.Minute, "abort the whole run after this long")
 	flag.StringVar(&o.command, "command", "", "the command to print on the results page (the Makefile passes its own)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile here")
 	flag.BoolVar(&o.pin, "pin", os.Getenv("PIN") == "1", "run every server on CPU 0 (taskset, GOMAXPROCS=1); run the load generator itself on CPU 1 (the Makefile does with PIN=1)")
