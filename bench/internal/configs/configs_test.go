@@ -3,8 +3,12 @@ package configs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
+
+// workloads are loadgen's -workloads names a configuration can be limited to.
+var workloads = []string{"throughput", "payload", "progress", "churn", "idle", "fanout"}
 
 func TestTable(t *testing.T) {
 	if len(All) == 0 || All[0].Name != Bare {
@@ -34,13 +38,13 @@ func TestTable(t *testing.T) {
 		if c.Protocol != ProtocolLegacy && c.Protocol != ProtocolModern {
 			t.Errorf("%s: unknown protocol %q", c.Name, c.Protocol)
 		}
-		switch c.Only {
-		case "", "throughput", "payload", "progress", "churn", "idle", "fanout":
-		default:
+		if c.Only != "" && !slices.Contains(workloads, c.Only) {
 			t.Errorf("%s: unknown workload %q", c.Name, c.Only)
 		}
-		if c.Only != "" && (c.Runs("payload") == (c.Only != "payload") || !c.Runs(c.Only)) {
-			t.Errorf("%s: Runs disagrees with Only %q", c.Name, c.Only)
+		for _, w := range workloads {
+			if want := c.Only == "" || c.Only == w; c.Runs(w) != want {
+				t.Errorf("%s: Runs(%q) = %v with Only %q", c.Name, w, !want, c.Only)
+			}
 		}
 		if c.Pending != "" {
 			continue
