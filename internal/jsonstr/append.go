@@ -1,7 +1,9 @@
 package jsonstr
 
 import (
+	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -22,38 +24,48 @@ func AppendString(dst []byte, s string) []byte {
 func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 	ok := true
 	dst = append(dst, '"')
-	start := 0 // s[start:] is not written yet
-	next := 0  // s[:next] is read
+	// escapeWords takes most of s; the loop here takes the bytes it
+	// leaves (runes of four bytes, the rare forms of three, U+2028 and
+	// U+2029, invalid UTF-8) and grows dst when the words need room. The
+	// last bytes, and a dst that a caller sized exactly, go through
+	// append.
+	buf := dst[:cap(dst)]
+	n := len(dst)
 	i := 0
-	// Eight bytes at a time: every byte that needs a look is marked, and
-	// the marked bytes of a word are taken in turn.
-	for ; i+8 <= len(s); i += 8 {
-		m := SpecialMask(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56)
-		for m = UnmarkBefore(m, next-i); m != 0; m = UnmarkBefore(m, next-i) {
-			k := i + bits.TrailingZeros64(m)>>3
-			c := s[k]
-			if c < utf8.RuneSelf { // a marked ASCII byte is escaped
-				dst = append(dst, s[start:k]...)
-				if e := shortEscapes[c]; e != 0 {
-					dst = append(dst, '\\', e)
-				} else {
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-				}
-				start, next = k+1, k+1
-				continue
-			}
-			if size := SeqLen(s, k); size > 0 && (size != 3 || c != 0xE2 || s[k+1] != 0x80 || s[k+2]&0xFE != 0xA8) {
-				next = k + size // a rune written as it is
-				continue
-			}
-			dst, start, next, ok = appendSpecial(dst, s, start, k, ok)
+	for {
+		n, i = escapeWords(buf, n, s, i)
+		if i+8 > len(s) {
+			break
 		}
-		if next > i+8 {
-			i = next - 8 // a rune that runs into the next word
+		if len(buf)-n < wordRoom {
+			if len(s)-i <= growAfter {
+				break
+			}
+			buf = slices.Grow(buf[:n], len(s)-i+wordRoom)
+			buf = buf[:cap(buf)]
+			continue
+		}
+		// s[i] is 0x80 or above, and buf has room for what it becomes.
+		c := s[i]
+		size := SeqLen(s, i)
+		switch {
+		case size == 0:
+			n += copy(buf[n:n+6], `\ufffd`)
+			ok = false
+			i++
+		case size == 3 && c == 0xE2 && s[i+1] == 0x80 && s[i+2]&0xFE == 0xA8: // U+2028, U+2029
+			b := buf[n : n+6]
+			b[0], b[1], b[2], b[3], b[4], b[5] = '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&1+8]
+			n += 6
+			i += 3
+		default:
+			n += copy(buf[n:n+size], s[i:i+size])
+			i += size
 		}
 	}
-	for k := max(i, next); k < len(s); {
+	dst = buf[:n]
+	start := i // s[start:] is not written yet
+	for k := i; k < len(s); {
 		if c := s[k]; c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
 			k++
 			continue
@@ -63,6 +75,84 @@ func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"'), ok
 }
+
+// escapeWords writes s from i into buf from n, eight bytes at a time,
+// and returns where it stopped in each: before a byte that shortRune
+// does not know (a rune of four bytes, U+2028, invalid UTF-8), when fewer
+// than eight bytes of s are left, or when buf has less than wordRoom past
+// n. A word is written before it is looked at: its ASCII and its runes
+// of two and three bytes stay as written; at a byte to escape, the word
+// is taken up to it, the escape is written over what follows, and the
+// next word starts after it. Text such as source code needs an escape
+// every few bytes, so an escape costs a few instructions here, not a
+// copy of the run before it.
+func escapeWords(buf []byte, n int, s string, i int) (int, int) {
+	for i+8 <= len(s) && n+wordRoom <= len(buf) {
+		t := s[i : i+8]
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		binary.LittleEndian.PutUint64(buf[n:], w)
+		take := 8 // bytes of the word that stay as written
+		for m := SpecialMask(w); m != 0; {
+			k := bits.TrailingZeros64(m) >> 3
+			c := t[k]
+			if c >= utf8.RuneSelf {
+				size := shortRune(s, i+k)
+				switch {
+				case size == 0:
+					return n + k, i + k
+				case k+size <= 8:
+					m = UnmarkBefore(m, k+size)
+					continue
+				}
+				take = k // the rune starts the next word
+				break
+			}
+			i, n = i+k+1, n+k
+			if e := shortEscapes[c]; e != 0 {
+				b := buf[n : n+2]
+				b[0], b[1] = '\\', e
+				n += 2
+			} else {
+				b := buf[n : n+6]
+				b[0], b[1], b[2], b[3], b[4], b[5] = '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
+				n += 6
+			}
+			take = 0
+			break
+		}
+		i += take
+		n += take
+	}
+	return n, i
+}
+
+// shortRune returns the length of the valid rune of two or three bytes at
+// s[i] (0x80 or above), other than U+2028 and U+2029, or 0 for any other
+// byte there, which SeqLen decides: the letters of most scripts, taken
+// without a call.
+func shortRune(s string, i int) int {
+	c := s[i]
+	if c >= 0xC2 && c < 0xE0 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+		return 2
+	}
+	if c >= 0xE1 && c < 0xF0 && c != 0xED && i+2 < len(s) {
+		c1, c2 := s[i+1], s[i+2]
+		if c1&0xC0 == 0x80 && c2&0xC0 == 0x80 && (c != 0xE2 || c1 != 0x80 || c2&0xFE != 0xA8) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// wordRoom is the room the eight-byte loop needs past what it has
+// written: a word, and an escape of six bytes that starts in it.
+const wordRoom = 16
+
+// growAfter is how much of s must be left for the eight-byte loop to
+// grow dst rather than leave the rest to append: a caller who sized dst
+// for the whole answer never sees it grown for the loop's room.
+const growAfter = 64
 
 // appendSpecial handles the byte at s[k] that needs a look: it writes
 // what is pending of s (from start) and the byte's escape when it needs

@@ -53,14 +53,55 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := AppendStringValid([]byte("x"), s)
-		if want := appendStringByteByByte([]byte("x"), s); string(got) != string(want) {
-			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		checkShapes(t, s)
+		// Past the eight-byte loop's tail, at two alignments.
+		checkShapes(t, strings.Repeat("x", 70)+s+strings.Repeat("y", 70))
+		checkShapes(t, strings.Repeat("x", 75)+s+strings.Repeat("\t", 40))
+	})
+}
+
+// checkShapes holds AppendStringValid to the byte-by-byte encoder and to
+// utf8.ValidString, into a dst with no room, one with room to spare, and
+// one sized exactly, which it must fill without growing it.
+func checkShapes(t *testing.T, s string) {
+	t.Helper()
+	want := appendStringByteByByte([]byte("x"), s)
+	roomy := make([]byte, 1, len(s)*6+100)
+	exact := make([]byte, 1, len(want))
+	for _, dst := range [][]byte{[]byte("x"), roomy, exact} {
+		dst[0] = 'x'
+		got, ok := AppendStringValid(dst, s)
+		if string(got) != string(want) {
+			t.Fatalf("AppendString(%q) into cap %d = %s, want %s", s, cap(dst), got, want)
 		}
 		if ok != utf8.ValidString(s) {
 			t.Fatalf("AppendStringValid(%q) reports valid %v", s, ok)
 		}
-	})
+		if cap(dst) >= len(want) && &got[0] != &dst[0] {
+			t.Fatalf("AppendString(%q) grew a dst of cap %d for %d bytes", s, cap(dst), len(want))
+		}
+	}
+}
+
+// TestAppendString_LongText puts every byte that needs a look at every
+// place of long strings, alone and in runs, where the eight-byte loop
+// writes it.
+func TestAppendString_LongText(t *testing.T) {
+	specials := []string{"\x00", "\x1f", `"`, `\`, "\n", "\t", "\x7f", "é", "\xff", "\u2028", "\u2029", "🌵", "€",
+		"\xe2\x80", "\xe2\x80\xa8", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc0\x80"}
+	for _, sp := range specials {
+		for pos := 0; pos < 90; pos++ {
+			checkShapes(t, strings.Repeat("x", pos)+sp+strings.Repeat("y", 90-pos))
+			checkShapes(t, strings.Repeat("x", pos)+strings.Repeat(sp, 9)+strings.Repeat("y", 90-pos))
+		}
+	}
+	for _, sp := range specials {
+		for _, sp2 := range specials {
+			checkShapes(t, strings.Repeat("ab"+sp+"c"+sp2, 30))
+		}
+	}
+	const code = "\tif x := m[\"clé\"]; x != nil {\n\t\treturn fmt.Errorf(\"naïve: %w\", err) // <é>\n\t}\n"
+	checkShapes(t, strings.Repeat(code, 200))
 }
 
 // FuzzAppendStringLikeSlog holds AppendString's output to what it
