@@ -77,7 +77,7 @@ func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 }
 
 // escapeWords writes s from i into buf from n, eight bytes at a time,
-// and returns where it stopped in each: before a byte that shortRune
+// and returns where it stopped in each: before a byte that ShortRune
 // does not know (a rune of four bytes, U+2028, invalid UTF-8), when fewer
 // than eight bytes of s are left, or when buf has less than wordRoom past
 // n. A word is written before it is looked at: its ASCII and its runes
@@ -97,7 +97,7 @@ func escapeWords(buf []byte, n int, s string, i int) (int, int) {
 			k := bits.TrailingZeros64(m) >> 3
 			c := t[k]
 			if c >= utf8.RuneSelf {
-				size := shortRune(s, i+k)
+				size := ShortRune(s, i+k)
 				switch {
 				case size == 0:
 					return n + k, i + k
@@ -125,24 +125,6 @@ func escapeWords(buf []byte, n int, s string, i int) (int, int) {
 		n += take
 	}
 	return n, i
-}
-
-// shortRune returns the length of the valid rune of two or three bytes at
-// s[i] (0x80 or above), other than U+2028 and U+2029, or 0 for any other
-// byte there, which SeqLen decides: the letters of most scripts, taken
-// without a call.
-func shortRune(s string, i int) int {
-	c := s[i]
-	if c >= 0xC2 && c < 0xE0 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
-		return 2
-	}
-	if c >= 0xE1 && c < 0xF0 && c != 0xED && i+2 < len(s) {
-		c1, c2 := s[i+1], s[i+2]
-		if c1&0xC0 == 0x80 && c2&0xC0 == 0x80 && (c != 0xE2 || c1 != 0x80 || c2&0xFE != 0xA8) {
-			return 3
-		}
-	}
-	return 0
 }
 
 // wordRoom is the room the eight-byte loop needs past what it has

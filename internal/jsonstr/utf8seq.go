@@ -48,3 +48,21 @@ func SeqLen[T ~string | ~[]byte](s T, i int) int {
 	}
 	return 0
 }
+
+// ShortRune returns the length of the valid rune of two or three bytes at
+// s[i] (0x80 or above), other than U+2028 and U+2029, or 0 for any other
+// byte there, which SeqLen decides: the letters of most scripts, in a
+// few tests.
+func ShortRune[T ~string | ~[]byte](s T, i int) int {
+	c := s[i]
+	if c >= 0xC2 && c < 0xE0 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+		return 2
+	}
+	if c >= 0xE1 && c < 0xF0 && c != 0xED && i+2 < len(s) {
+		c1, c2 := s[i+1], s[i+2]
+		if c1&0xC0 == 0x80 && c2&0xC0 == 0x80 && (c != 0xE2 || c1 != 0x80 || c2&0xFE != 0xA8) {
+			return 3
+		}
+	}
+	return 0
+}

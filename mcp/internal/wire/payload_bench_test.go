@@ -48,6 +48,16 @@ func BenchmarkPassUnquote(b *testing.B) {
 	})
 }
 
+func BenchmarkPassScanDecode(b *testing.B) {
+	s, tok := benchText()
+	b.SetBytes(int64(len(tok)))
+	loopCPU(b, func() {
+		if end, got := scanDecode(tok, 0, len(tok)); end != len(tok) || len(got) != len(s) {
+			b.Fatal("scanDecode")
+		}
+	})
+}
+
 func BenchmarkPassAppendString(b *testing.B) {
 	s, tok := benchText()
 	buf := make([]byte, 0, len(tok)+16)

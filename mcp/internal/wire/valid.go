@@ -3,8 +3,9 @@ package wire
 import (
 	"encoding/binary"
 	"math/bits"
-	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
@@ -290,78 +291,125 @@ func escapeEnd(data []byte, k int) int {
 
 // scanDecode is scanString that also decodes the string, whose token
 // ends at end (skipString's answer, known before it is validated): the
-// index past the token, or -1, and its value.
+// index past the token, or -1, and its value. The value is written into
+// one buffer the size of the token, eight bytes at a time by
+// decodeWords; the bytes it leaves (a \u escape, a rare rune, the
+// closing quote, the last few bytes) are taken here.
 func scanDecode(data []byte, i, end int) (int, string) {
-	n := len(data)
-	i++
-	start := i // data[start:] is not written yet
-	next := i  // data[:next] is read
-	var b strings.Builder
-	finish := func(k int) (int, string) {
-		if b.Cap() == 0 {
-			return k + 1, string(data[start:k])
-		}
-		b.Write(data[start:k])
-		return k + 1, b.String()
+	if end <= i || end > len(data) {
+		end = len(data)
 	}
-	for ; i+8 <= n; i += 8 {
-		m := jsonstr.SpecialMask(binary.LittleEndian.Uint64(data[i:]))
-		for m = jsonstr.UnmarkBefore(m, next-i); m != 0; m = jsonstr.UnmarkBefore(m, next-i) {
-			k := i + bits.TrailingZeros64(m)>>3
-			switch c := data[k]; {
-			case c == '"':
-				return finish(k)
-			case c == '\\':
-				if b.Cap() == 0 {
-					b.Grow(end - start)
-				}
-				b.Write(data[start:k])
-				j, ok := appendEscape(&b, data, k)
-				if !ok {
-					return -1, ""
-				}
-				start, next = j, j
-			case c < 0x20:
-				return -1, ""
-			default:
-				size := jsonstr.SeqLen(data, k)
-				if size == 0 {
-					return -1, ""
-				}
-				next = k + size
-			}
+	buf := make([]byte, end-i+8) // the value is never longer than its token
+	n := 0
+	for p := i + 1; ; {
+		n, p = decodeWords(buf, n, data, p)
+		if p >= len(data) {
+			return -1, ""
 		}
-		if next > i+8 {
-			i = next - 8
-		}
-	}
-	for k := max(i, next); k < n; {
-		switch c := data[k]; {
+		switch c := data[p]; {
 		case c == '"':
-			return finish(k)
+			return p + 1, unsafe.String(unsafe.SliceData(buf), n)
 		case c == '\\':
-			if b.Cap() == 0 {
-				b.Grow(end - start)
-			}
-			b.Write(data[start:k])
-			j, ok := appendEscape(&b, data, k)
-			if !ok {
+			var ok bool
+			if buf, p, ok = appendEscapeTo(buf[:n], data, p); !ok {
 				return -1, ""
 			}
-			start, k = j, j
+			n, buf = len(buf), buf[:cap(buf)]
 		case c < 0x20:
 			return -1, ""
 		case c < utf8.RuneSelf:
-			k++
+			buf = append(buf[:n], c)
+			n, buf = len(buf), buf[:cap(buf)]
+			p++
 		default:
-			size := jsonstr.SeqLen(data, k)
+			size := jsonstr.SeqLen(data, p)
 			if size == 0 {
 				return -1, ""
 			}
-			k += size
+			buf = append(buf[:n], data[p:p+size]...)
+			n, buf = len(buf), buf[:cap(buf)]
+			p += size
 		}
 	}
-	return -1, ""
+}
+
+// decodeWords writes the string's bytes from data[p] into buf from n,
+// eight bytes at a time, and returns where it stopped in each: at a byte
+// it leaves to scanDecode, or when fewer than eight bytes of data are
+// left or buf has less than eight past n. A word is written before it is
+// looked at: its ASCII and its runes of two and three bytes stay as
+// written; at a two-byte escape the word is taken up to it, its byte is
+// written over what follows, and the next word starts after it.
+func decodeWords(buf []byte, n int, data []byte, p int) (int, int) {
+	for p+8 <= len(data) && n+8 <= len(buf) {
+		t := data[p : p+8]
+		w := binary.LittleEndian.Uint64(t)
+		binary.LittleEndian.PutUint64(buf[n:], w)
+		take := 8 // bytes of the word that stay as written
+		for m := jsonstr.SpecialMask(w); m != 0; {
+			k := bits.TrailingZeros64(m) >> 3
+			c := t[k]
+			if c >= utf8.RuneSelf {
+				size := jsonstr.ShortRune(data, p+k)
+				switch {
+				case size == 0:
+					return n + k, p + k
+				case k+size <= 8:
+					m = jsonstr.UnmarkBefore(m, k+size)
+					continue
+				}
+				take = k // the rune starts the next word
+				break
+			}
+			if c != '\\' || k == 7 || t[k+1] >= utf8.RuneSelf || shortUnescapes[t[k+1]] == 0 {
+				return n + k, p + k
+			}
+			buf[n+k] = shortUnescapes[t[k+1]]
+			p, n = p+k+2, n+k+1
+			take = 0
+			break
+		}
+		p += take
+		n += take
+	}
+	return n, p
+}
+
+// shortUnescapes holds, at the second byte of each two-byte escape, the
+// byte it stands for, else 0 (ASCII only: a byte of 0x80 or above is not
+// an escape's).
+const shortUnescapes = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00/\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\\\x00\x00\x00\x00\x00\b\x00\x00\x00\f\x00\x00\x00\x00\x00\x00\x00\n\x00\x00\x00\r\x00\t\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// appendEscapeTo decodes the escape at s[i] (a backslash) onto dst and
+// returns the index past it, as unquote's appendEscape does: a \u
+// escape of a lone surrogate is U+FFFD.
+func appendEscapeTo(dst, s []byte, i int) ([]byte, int, bool) {
+	if i+1 >= len(s) {
+		return dst, 0, false
+	}
+	c := s[i+1]
+	if c < utf8.RuneSelf {
+		if e := shortUnescapes[c]; e != 0 {
+			return append(dst, e), i + 2, true
+		}
+	}
+	if c != 'u' {
+		return dst, 0, false
+	}
+	r := hex4(s[i:])
+	if r < 0 {
+		return dst, 0, false
+	}
+	i += 6
+	if utf16.IsSurrogate(r) {
+		if r2 := hex4(s[i:]); r2 >= 0 {
+			if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+				return utf8.AppendRune(dst, pair), i + 6, true
+			}
+		}
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(dst, r), i, true
 }
 
 func isHex(c byte) bool {

@@ -175,3 +175,52 @@ func FuzzTape(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanDecode holds the decoder of long strings to the validator and
+// to unquote: the same end (or -1) for any bytes between quotes, padded so
+// that they cross the eight-byte loop, and the same value.
+func FuzzScanDecode(f *testing.F) {
+	for _, s := range validSeeds {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Add([]byte(`a\"b\\c\/d\be\ff\ng\rh\ti\u00e9\ud83d\ude00\ud800x\udc00`), uint8(3))
+	f.Fuzz(func(t *testing.T, body []byte, pad uint8) {
+		checkScanDecode(t, body, int(pad%16))
+	})
+}
+
+// TestScanDecode_EveryEscapeEveryPlace puts each escape, rune and bad
+// byte at every place of a long string, alone and in runs.
+func TestScanDecode_EveryEscapeEveryPlace(t *testing.T) {
+	pieces := []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00e9`, `\u2028`, `\ud83d\ude00`, `\ud800`,
+		`\ud800\u0041`, `\udc00`, "é", "€", "😀", "\u2028", `\x`, `\u12`, `\uZZZZ`, "\x01", "\xff", "\xed\xa0\x80",
+		"\xe2\x80", `"`, `\`}
+	for _, p := range pieces {
+		for pos := 0; pos < 24; pos++ {
+			checkScanDecode(t, []byte(strings.Repeat("x", pos)+p+strings.Repeat("y", 24)), 0)
+			checkScanDecode(t, []byte(strings.Repeat("x", pos)+strings.Repeat(p, 5)+strings.Repeat("y", 24)), 0)
+		}
+	}
+	const code = `\tif x := m[\"clé\"]; x != nil {\n\t\treturn fmt.Errorf(\"naïve: %w\", err) // <é>\n\t}\n`
+	checkScanDecode(t, []byte(strings.Repeat(code, 100)), 0)
+}
+
+func checkScanDecode(t *testing.T, body []byte, pad int) {
+	t.Helper()
+	tok := append([]byte{'"'}, bytes.Repeat([]byte("p"), pad)...)
+	tok = append(append(tok, body...), '"')
+	for _, data := range [][]byte{tok, append(slices.Clip(tok), `,"after"}`...)} {
+		end := skipString(data, 0)
+		got, str := scanDecode(data, 0, end)
+		want := scanString(data, 0)
+		if got != want {
+			t.Fatalf("scanDecode(%q) ends at %d, scanString at %d", data, got, want)
+		}
+		if got < 0 {
+			continue
+		}
+		if u, ok := unquote(data[:got]); !ok || u != str {
+			t.Fatalf("scanDecode(%q) = %q, unquote %q, %v", data, str, u, ok)
+		}
+	}
+}
