@@ -5,7 +5,7 @@
 // \ufffd; HTML characters (< > &) are kept as they are.
 //
 // It also holds the word-at-a-time pieces the encoder is made of
-// ([SpecialMask], [UnmarkBefore], [SeqLen]), which a JSON string
-// validator needs as well: both must agree on which bytes need a look
-// and on what a valid UTF-8 sequence is.
+// ([SpecialMask], [UnmarkBefore], [SeqLen], [ShortRune]), which a JSON
+// string validator and decoder need as well: they must agree on which
+// bytes need a look and on what a valid UTF-8 sequence is.
 package jsonstr

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/saguaro-go/saguaro/internal/jsonstr"
 )
@@ -155,62 +155,51 @@ func unquote(raw []byte) (string, bool) {
 	if i == len(body) {
 		return string(body), true
 	}
-	var b strings.Builder
-	b.Grow(len(body))
+	b := make([]byte, 0, len(body))
 	start := 0
 	for i < len(body) {
-		b.Write(body[start:i])
-		j, ok := appendEscape(&b, body, i)
-		if !ok {
+		b = append(b, body[start:i]...)
+		var ok bool
+		if b, start, ok = appendEscapeTo(b, body, i); !ok {
 			return "", false
 		}
-		start = j
-		i = nextBackslash(body, j)
+		i = nextBackslash(body, start)
 	}
-	b.Write(body[start:])
-	return b.String(), true
+	b = append(b, body[start:]...)
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
-// appendEscape decodes the escape at s[i] (a backslash) into b and
-// returns the index past it.
-func appendEscape(b *strings.Builder, s []byte, i int) (int, bool) {
+// appendEscapeTo decodes the escape at s[i] (a backslash) onto dst and
+// returns the index past it, or false for a malformed escape. A \u
+// escape of a surrogate that does not start a valid pair is U+FFFD, as
+// encoding/json has it.
+func appendEscapeTo(dst, s []byte, i int) ([]byte, int, bool) {
 	if i+1 >= len(s) {
-		return 0, false
+		return dst, 0, false
 	}
-	switch c := s[i+1]; c {
-	case '"', '\\', '/':
-		b.WriteByte(c)
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'n':
-		b.WriteByte('\n')
-	case 'r':
-		b.WriteByte('\r')
-	case 't':
-		b.WriteByte('\t')
-	case 'u':
-		r := hex4(s[i:])
-		if r < 0 {
-			return 0, false
+	c := s[i+1]
+	if c < utf8.RuneSelf {
+		if e := shortUnescapes[c]; e != 0 {
+			return append(dst, e), i + 2, true
 		}
-		i += 6
-		if utf16.IsSurrogate(r) {
-			if r2 := hex4(s[i:]); r2 >= 0 {
-				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-					b.WriteRune(pair)
-					return i + 6, true
-				}
+	}
+	if c != 'u' {
+		return dst, 0, false
+	}
+	r := hex4(s[i:])
+	if r < 0 {
+		return dst, 0, false
+	}
+	i += 6
+	if utf16.IsSurrogate(r) {
+		if r2 := hex4(s[i:]); r2 >= 0 {
+			if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+				return utf8.AppendRune(dst, pair), i + 6, true
 			}
-			r = utf8.RuneError
 		}
-		b.WriteRune(r)
-		return i, true
-	default:
-		return 0, false
+		r = utf8.RuneError
 	}
-	return i + 2, true
+	return utf8.AppendRune(dst, r), i, true
 }
 
 // nextBackslash returns the index of the first '\\' in s at or after i,

@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -379,38 +378,6 @@ func decodeWords(buf []byte, n int, data []byte, p int) (int, int) {
 // byte it stands for, else 0 (ASCII only: a byte of 0x80 or above is not
 // an escape's).
 const shortUnescapes = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00/\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\\\x00\x00\x00\x00\x00\b\x00\x00\x00\f\x00\x00\x00\x00\x00\x00\x00\n\x00\x00\x00\r\x00\t\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
-
-// appendEscapeTo decodes the escape at s[i] (a backslash) onto dst and
-// returns the index past it, as unquote's appendEscape does: a \u
-// escape of a lone surrogate is U+FFFD.
-func appendEscapeTo(dst, s []byte, i int) ([]byte, int, bool) {
-	if i+1 >= len(s) {
-		return dst, 0, false
-	}
-	c := s[i+1]
-	if c < utf8.RuneSelf {
-		if e := shortUnescapes[c]; e != 0 {
-			return append(dst, e), i + 2, true
-		}
-	}
-	if c != 'u' {
-		return dst, 0, false
-	}
-	r := hex4(s[i:])
-	if r < 0 {
-		return dst, 0, false
-	}
-	i += 6
-	if utf16.IsSurrogate(r) {
-		if r2 := hex4(s[i:]); r2 >= 0 {
-			if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-				return utf8.AppendRune(dst, pair), i + 6, true
-			}
-		}
-		r = utf8.RuneError
-	}
-	return utf8.AppendRune(dst, r), i, true
-}
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
