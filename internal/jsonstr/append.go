@@ -45,23 +45,11 @@ func AppendStringValid(dst []byte, s string) ([]byte, bool) {
 			buf = buf[:cap(buf)]
 			continue
 		}
-		// s[i] is 0x80 or above, and buf has room for what it becomes.
-		c := s[i]
-		size := SeqLen(s, i)
-		switch {
-		case size == 0:
-			n += copy(buf[n:n+6], `\ufffd`)
-			ok = false
-			i++
-		case size == 3 && c == 0xE2 && s[i+1] == 0x80 && s[i+2]&0xFE == 0xA8: // U+2028, U+2029
-			b := buf[n : n+6]
-			b[0], b[1], b[2], b[3], b[4], b[5] = '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&1+8]
-			n += 6
-			i += 3
-		default:
-			n += copy(buf[n:n+size], s[i:i+size])
-			i += size
-		}
+		// s[i] is 0x80 or above: appendSpecial writes its escape, or
+		// reads past a rune that is written as it is.
+		out, start, next, valid := appendSpecial(buf[:n], s, i, i, ok)
+		out = append(out, s[start:next]...)
+		buf, n, i, ok = out[:cap(out)], len(out), next, valid
 	}
 	dst = buf[:n]
 	start := i // s[start:] is not written yet
