@@ -147,9 +147,9 @@ func (s *Server) Complete(ctx context.Context, req *CompleteRequest, state any) 
 	var k completionKey
 	switch req.Ref.Type {
 	case "ref/prompt":
-		p := sn.prompts[req.Ref.Name]
-		if p == nil {
-			return nil, state, fmt.Errorf("%w: %q", ErrUnknownPrompt, req.Ref.Name)
+		p, err := sn.prompt(ctx, &req.Request, req.Ref.Name)
+		if err != nil {
+			return nil, state, err
 		}
 		if !slices.ContainsFunc(p.prompt.Arguments, func(a *PromptArgument) bool { return a.Name == req.ArgumentName }) {
 			return nil, state, fmt.Errorf("%w: prompt %s has no argument %q", ErrInvalidParams, req.Ref.Name, req.ArgumentName)
@@ -157,6 +157,14 @@ func (s *Server) Complete(ctx context.Context, req *CompleteRequest, state any) 
 		k = completionKey{'p', req.Ref.Name, req.ArgumentName}
 	default:
 		t := sn.template(req.Ref.URI)
+		if t != nil {
+			switch t.tmpl.Access.check(ctx, &req.Request) {
+			case hidden:
+				t = nil
+			case refused:
+				return nil, state, refusal(t.tmpl.Access)
+			}
+		}
 		if t == nil {
 			return nil, state, fmt.Errorf("%w: no resource template %q", ErrInvalidParams, req.Ref.URI)
 		}

@@ -62,7 +62,8 @@ func Controller(opts *Options) *Endpoint {
 	if err != nil {
 		panic("mcp: Controller: " + err.Error())
 	}
-	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel})
+	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel,
+		Scopes: o.Scopes})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -72,6 +73,8 @@ func Controller(opts *Options) *Endpoint {
 		Allowed:      func(r *http.Request) bool { return rule.Check(r) == nil },
 		Identity:     o.Identity,
 		Authorize:    o.Authorize,
+		Scopes:       o.Scopes,
+		StepUp:       stepUpWriter(o),
 		Attrs:        o.Attrs,
 		Logger:       o.Logger,
 		WriteTimeout: o.WriteTimeout,

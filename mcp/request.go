@@ -35,14 +35,48 @@ type Request struct {
 	Meta RequestMeta
 	// Params is the raw params object (nil when absent).
 	Params json.RawMessage
+	// Identity is who is calling, as Options.Identity (or
+	// ConnOptions.Identity) says; "" for anonymous.
+	Identity string
+	// Session is the id of the session the call belongs to; "" without
+	// one (stateless calls, 2026-07-28 requests, stdio).
+	Session string
 
+	mw       *middlewareCall // the call the middleware chain runs
+	scopesOf func(context.Context) []string
+	scopes   []string // what scopesOf said, once scopesRead
 	out      protocol.Outbound
 	logLevel LogLevel
 	tel      *telemetry // nil: no telemetry
 
+	scopesRead   bool
 	mu           sync.Mutex
 	progressSent bool
 	lastProgress float64
+}
+
+// Target returns what the request is about: the tool of tools/call, the
+// prompt of prompts/get, the resource URI of resources/read,
+// resources/subscribe and resources/unsubscribe; "" for other methods.
+// It reads Params, for middleware, which sees every method alike.
+func (r *Request) Target() string {
+	member := ""
+	switch r.Method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		member = "uri"
+	default:
+		return ""
+	}
+	target := ""
+	_ = wire.EachMember(r.Params, func(k, v []byte) error {
+		if wire.KeyIs(k, member) {
+			target, _ = wire.Unquote(v)
+		}
+		return nil
+	})
+	return target
 }
 
 // RequestMeta is a request's parsed _meta.

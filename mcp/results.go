@@ -43,6 +43,8 @@ type Tool struct {
 	// the call into a task when it calls CallToolRequest.StartTask. A
 	// handler that returns without calling it answers synchronously.
 	DeferTask bool `json:"-"`
+	// Access says which callers may see and call the tool; nil: all.
+	Access *Access `json:"-"`
 }
 
 // ToolAnnotations are untrusted hints about a tool's behaviour.
@@ -87,6 +89,8 @@ type Resource struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 	Icons       []Icon       `json:"icons,omitempty"` // since 2025-11-25
 	Meta        Meta         `json:"_meta,omitempty"` // since 2025-06-18
+	// Access says which callers may see and read the resource; nil: all.
+	Access *Access `json:"-"`
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI
@@ -100,6 +104,10 @@ type ResourceTemplate struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 	Icons       []Icon       `json:"icons,omitempty"` // since 2025-11-25
 	Meta        Meta         `json:"_meta,omitempty"` // since 2025-06-18
+	// Access says which callers may see the template and read what it
+	// matches; nil: all. A caller it is hidden from reads through the
+	// next template that matches, as if it were not there.
+	Access *Access `json:"-"`
 }
 
 // ListResourcesResult is one page of resources/list.
@@ -135,6 +143,9 @@ type Prompt struct {
 	Arguments   []*PromptArgument `json:"arguments,omitempty"`
 	Icons       []Icon            `json:"icons,omitempty"` // since 2025-11-25
 	Meta        Meta              `json:"_meta,omitempty"` // since 2025-06-18
+	// Access says which callers may see and get the prompt (and complete
+	// its arguments); nil: all.
+	Access *Access `json:"-"`
 }
 
 // PromptArgument is one named string argument of a prompt; a Required one

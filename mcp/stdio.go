@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/conn"
@@ -39,6 +40,10 @@ type ConnOptions struct {
 	// the protocol. It binds 2026-07-28 requestState and tasks to their
 	// caller. Default "" (anonymous).
 	Identity string
+	// Scopes are the scopes the client holds, for the tools, resources
+	// and prompts with Access.Scopes; like Identity, decide them from
+	// the environment. Default none.
+	Scopes []string
 	// Logger receives handler panics, hidden handler errors and
 	// connection trouble; default slog.Default(). Over stdio it must not
 	// write to standard output, which carries the protocol (the log
@@ -101,7 +106,11 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 	if err != nil {
 		return err
 	}
-	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel})
+	eo := engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel}
+	if scopes := slices.Clone(o.Scopes); scopes != nil {
+		eo.Scopes = func(context.Context) []string { return scopes }
+	}
+	eng := newEngine(h, eo)
 	return conn.Serve(ctx, conn.Config{Engine: eng, Identity: o.Identity, Logger: o.Logger,
 		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize}, c)
 }
