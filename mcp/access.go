@@ -69,9 +69,22 @@ func (a *Access) check(ctx context.Context, req *Request) verdict {
 	if a == nil {
 		return allowed
 	}
+	var granted []string
+	if len(a.Scopes) > 0 {
+		granted = req.grantedScopes(ctx)
+	}
+	return a.checkWith(ctx, req, granted)
+}
+
+// checkWith is check with the scopes the caller holds already read (a
+// list reads them once for all its items).
+func (a *Access) checkWith(ctx context.Context, req *Request, granted []string) verdict {
+	if a == nil {
+		return allowed
+	}
 	ok := true
 	if len(a.Scopes) > 0 {
-		ok = holds(req.grantedScopes(ctx), a.Scopes)
+		ok = holds(granted, a.Scopes)
 	}
 	if ok && a.Allow != nil {
 		ok = a.Allow(ctx, req)
@@ -102,16 +115,12 @@ func holds(granted, need []string) bool {
 	return true
 }
 
-// grantedScopes is what the transport reports the caller holds, read once
-// per request.
+// grantedScopes is what the transport reports the caller holds.
 func (r *Request) grantedScopes(ctx context.Context) []string {
-	if !r.scopesRead {
-		r.scopesRead = true
-		if r.scopesOf != nil {
-			r.scopes = r.scopesOf(ctx)
-		}
+	if r.eng == nil || r.eng.scopes == nil {
+		return nil
 	}
-	return r.scopes
+	return r.eng.scopes(ctx)
 }
 
 // accessError refuses a caller a listed item: the step-up answer, naming

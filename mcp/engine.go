@@ -363,8 +363,8 @@ func (e *engine) Capabilities(rev Revision) ServerCapabilities {
 
 // fill sets the common part of a request.
 func (e *engine) fill(r *Request, call *protocol.Call, rev Revision, meta RequestMeta) {
-	r.Method, r.ID, r.Revision, r.Client, r.tel = call.Method, call.ID, rev, clientOf(call), e.tel
-	r.Identity, r.Session, r.scopesOf = call.Identity, call.Session, e.scopes
+	r.Method, r.ID, r.Revision, r.Client, r.eng = call.Method, call.ID, rev, clientOf(call), e
+	r.Identity, r.Session = call.Identity, call.Session
 	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, LogLevel(call.LogLevel), call.Outbound
 }
 

@@ -33,15 +33,18 @@ import (
 // result with other valid JSON, or pass ctx with values of its own on to
 // next, where the handler sees them.
 //
-// Pitfalls: the result is valid only until the middleware returns (the
-// engine may reuse its buffer): copy it to keep it. A 2026-07-28 result
+// Pitfalls: pass next the context you were given, or one derived from
+// it (next needs what it carries). The result is valid only until the
+// middleware returns (the engine may reuse its buffer): copy it to keep
+// it. A 2026-07-28 result
 // is wrapped in its envelope (resultType, _meta serverInfo, caching hints)
 // after the middleware. req is shared with the method's own handler,
 // which parses Params again: read it, never modify it.
 type MethodHandler func(ctx context.Context, req *Request) (json.RawMessage, error)
 
 // middlewareCall is what the innermost MethodHandler needs of the call it
-// runs, carried by the Request so that the chain is built once.
+// runs, carried by the context so that the chain is built once (and the
+// Request of every call, middleware or not, stays small).
 type middlewareCall struct {
 	m     *methodInfo
 	call  *protocol.Call
@@ -55,7 +58,7 @@ type middlewareCall struct {
 // around a method's own run.
 func (e *engine) chain(mw []func(MethodHandler) MethodHandler) MethodHandler {
 	h := MethodHandler(func(ctx context.Context, req *Request) (json.RawMessage, error) {
-		mc := req.mw
+		mc, _ := ctx.Value(middlewareKey{}).(*middlewareCall)
 		if mc == nil || mc.ran {
 			// A Request the middleware made itself, or next called twice.
 			return nil, errInternal
@@ -77,10 +80,10 @@ func (e *engine) chain(mw []func(MethodHandler) MethodHandler) MethodHandler {
 // reply of what the chain returned.
 func (e *engine) through(ctx context.Context, m *methodInfo, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	mc := &middlewareCall{m: m, call: call, rev: rev, state: state}
-	req := &Request{mw: mc}
+	req := &Request{}
 	meta, _ := parsePlain(call.Params)
 	e.fill(req, call, rev, meta)
-	res, err := e.handle(ctx, req)
+	res, err := e.handle(context.WithValue(ctx, middlewareKey{}, mc), req)
 	if call.ID.IsZero() {
 		if !mc.ran {
 			return protocol.Reply{State: state}
@@ -117,6 +120,8 @@ func (e *engine) through(ctx context.Context, m *methodInfo, call *protocol.Call
 	}
 	return reply
 }
+
+type middlewareKey struct{}
 
 // release lets go of what holds a reply's result (a pooled or big
 // buffer) when the result is replaced.

@@ -119,7 +119,8 @@ func (p *pageSet) page(ctx context.Context, req *ListRequest, keys *seal.Keys) (
 
 // assembleFor is assemble with only the items the caller of req may see.
 func (p *pageSet) assembleFor(ctx context.Context, req *Request, r, start int, keys *seal.Keys) []byte {
-	visible := func(j int) bool { return p.access[j] == nil || p.access[j].check(ctx, req) == allowed }
+	granted := req.grantedScopes(ctx)
+	visible := func(j int) bool { return p.access[j] == nil || p.access[j].checkWith(ctx, req, granted) == allowed }
 	items := make([][]byte, 0, min(p.size, len(p.keys)-start))
 	j := start
 	for ; j < len(p.keys) && len(items) < p.size; j++ {
