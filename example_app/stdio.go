@@ -36,7 +36,8 @@ func serveStdio(ctx context.Context, dataFile, dbURL string, logger *slog.Logger
 	if user == "" {
 		user = os.Getenv("USER")
 	}
-	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Logger: logger})
+	// The user who started the process may read and change the board.
+	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Scopes: []string{scopeRead, scopeWrite}, Logger: logger})
 }
 
 // newBoardApp is the board and its MCP server alone, without HTTP, auth
