@@ -62,8 +62,9 @@ func Controller(opts *Options) *Endpoint {
 	if err != nil {
 		panic("mcp: Controller: " + err.Error())
 	}
+	limits := o.Limits.config()
 	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel,
-		Scopes: o.Scopes})
+		MaxAnswer: limits.MaxAnswer, Scopes: o.Scopes})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -80,7 +81,7 @@ func Controller(opts *Options) *Endpoint {
 		WriteTimeout: o.WriteTimeout,
 		KeepAlive:    o.KeepAlive,
 		MaxListeners: listen.MaxStreams,
-		Limits:       o.Limits.config(),
+		Limits:       limits,
 	}
 	if tel != nil {
 		cfg.Observer = observer{tel}

@@ -29,6 +29,8 @@ type engineOptions struct {
 	// Scopes reports the scopes a call's caller holds (Access.Scopes);
 	// nil: none.
 	Scopes func(context.Context) []string
+	// MaxAnswer bounds a result's encoded bytes; 0 is none.
+	MaxAnswer int
 }
 
 // engine is the protocol engine: the one method table every transport
@@ -52,13 +54,14 @@ type engine struct {
 	taskTools taskSupporter
 	params    paramHeaderer
 
-	log     *slog.Logger
-	tel     *telemetry    // nil: no telemetry
-	handle  MethodHandler // the middleware around each method's run; nil for none
-	scopes  func(context.Context) []string
-	access  accessChecker
-	methods map[string]*methodInfo
-	decoder *wire.Decoder
+	log       *slog.Logger
+	tel       *telemetry    // nil: no telemetry
+	maxAnswer int           // 0: no bound
+	handle    MethodHandler // the middleware around each method's run; nil for none
+	scopes    func(context.Context) []string
+	access    accessChecker
+	methods   map[string]*methodInfo
+	decoder   *wire.Decoder
 
 	// 2026-07-28
 	infoOnce     sync.Once
@@ -95,7 +98,7 @@ func newEngine(h Handler, o engineOptions) *engine {
 	e.params, _ = h.(paramHeaderer)
 	e.access, _ = h.(accessChecker)
 	e.scopes = o.Scopes
-	e.log, e.tel = o.Logger, o.Telemetry
+	e.log, e.tel, e.maxAnswer = o.Logger, o.Telemetry, o.MaxAnswer
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -285,9 +288,17 @@ func (e *engine) dispatch(ctx context.Context, call *protocol.Call, state any) (
 		}
 	}()
 	if e.handle != nil {
-		return e.through(ctx, m, call, rev, state)
+		reply = e.through(ctx, m, call, rev, state)
+	} else {
+		reply = m.run(e, ctx, call, rev, state)
 	}
-	return m.run(e, ctx, call, rev, state)
+	if e.overBound(len(reply.Result)) {
+		dropResult(&reply)
+		effect := reply.Effect
+		reply = e.tooBig(ctx, call, reply.State, len(reply.Result))
+		reply.Effect = effect
+	}
+	return reply
 }
 
 // offers reports whether the handler implements and reports a capability.
@@ -499,6 +510,9 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	if err != nil && !isProtocolError(err) && !(rev == Rev20260728 && errors.Is(err, ErrClientCapability)) {
 		res, err = ToolError(err), nil
 	}
+	if n := callToolMinSize(res); err == nil && e.overBound(n) {
+		return e.tooBig(ctx, call, st, n)
+	}
 	var pooled *[]byte
 	var room []byte
 	r := e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -590,6 +604,9 @@ func (e *engine) readResource(ctx context.Context, call *protocol.Call, rev Revi
 	res, st, err := e.resources.ReadResource(ctx, req, state)
 	if errors.Is(err, ErrResourceNotFound) {
 		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
+	}
+	if n := readResourceMinSize(res); err == nil && e.overBound(n) {
+		return e.tooBig(ctx, call, st, n)
 	}
 	var room []byte
 	r := e.result(ctx, call, st, err, func() ([]byte, error) {
