@@ -283,3 +283,53 @@ func TestAccessStepUpChangesTheSessionsLists(t *testing.T) {
 	assert.ElementsMatch(t, []string{"notifications/tools/list_changed", "notifications/prompts/list_changed",
 		"notifications/resources/list_changed"}, told)
 }
+
+// A caller who may see everything gets the very bytes a server without
+// Access sends, page by page.
+func TestAccessAllSeeingCallerGetsTheSameBytes(t *testing.T) {
+	build := func(gated bool) *Server {
+		srv := NewServer(Implementation{Name: "same", Version: "1"}, &ServerOptions{PageSize: 3, Keys: [][]byte{make([]byte, 32)}})
+		for i := range 7 {
+			var a *Access
+			if gated && i%2 == 0 {
+				a = &Access{Scopes: []string{"s"}, Hidden: i%4 == 0}
+			}
+			require.NoError(t, srv.AddToolRaw(&Tool{Name: fmt.Sprintf("t%d", i), Description: "d", Access: a},
+				func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil }))
+		}
+		return srv
+	}
+	plain, gated := build(false), build(true)
+	ep := newEngine(plain, engineOptions{})
+	eg := newEngine(gated, engineOptions{Scopes: func(context.Context) []string { return []string{"s"} }})
+	for _, rev := range []Revision{Rev20250326, Rev20250618, Rev20251125, Rev20260728} {
+		cursor := ""
+		for page := 0; page < 3; page++ {
+			params := "{}"
+			if cursor != "" {
+				params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+			}
+			if rev == Rev20260728 {
+				params = modernBody(t, req("1", "tools/list", params))
+			} else {
+				params = req("1", "tools/list", params)
+			}
+			m, derr := ep.Decoder().Decode([]byte(params))
+			require.Nil(t, derr)
+			cp, cg := testCall(&m, rev), testCall(&m, rev)
+			rp, rg := ep.Dispatch(context.Background(), &cp, nil), eg.Dispatch(context.Background(), &cg, nil)
+			require.Nil(t, rp.Err)
+			a, b := string(ep.AppendReply(nil, m.ID, rp)), string(eg.AppendReply(nil, m.ID, rg))
+			assert.Equal(t, a, b, "%s page %d", rev, page)
+			var r struct {
+				Result struct {
+					NextCursor string `json:"nextCursor"`
+				} `json:"result"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(a), &r))
+			if cursor = r.Result.NextCursor; cursor == "" {
+				break
+			}
+		}
+	}
+}
