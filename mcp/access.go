@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -20,7 +21,8 @@ import (
 //   - Hidden: the item is left out of every list for that caller, and a
 //     call of it is refused exactly as one of an unknown item is
 //     (unknown tool, unknown prompt, resource not found), so no answer
-//     reveals that it exists.
+//     reveals that it exists; a subscription to a hidden resource is
+//     answered as any other and not recorded, so no update reveals it.
 //   - Not Hidden (the default): everyone sees it listed, and a call
 //     without the scopes is refused with the MCP authorization spec's
 //     step-up answer, which names the scopes to ask for: over HTTP,
@@ -233,6 +235,29 @@ func (s *Server) stepUp(ctx context.Context, req *Request, name string) []string
 		return nil
 	}
 	return a.Scopes
+}
+
+// errNotRecorded answers a subscription as accepted without recording it
+// (a resource hidden from the caller).
+var errNotRecorded = errors.New("mcp: subscription not recorded")
+
+// hiddenResource reports whether uri is hidden from the caller of req: a
+// static resource hidden from it, or, for no static resource, a URI
+// matched only by templates hidden from it.
+func (sn *snapshot) hiddenResource(ctx context.Context, req *Request, uri string) bool {
+	if ent := sn.resources[uri]; ent != nil && ent.res.Access.check(ctx, req) != hidden {
+		return false
+	}
+	found := sn.resources[uri] != nil
+	for _, t := range sn.templates {
+		if _, ok := t.match(uri); ok {
+			if t.tmpl.Access.check(ctx, req) != hidden {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 // resourceAccess is the Access of what resources/read of uri reads: the

@@ -333,3 +333,23 @@ func TestAccessAllSeeingCallerGetsTheSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// A subscription to a resource hidden from the caller is answered as any
+// other and not recorded: its updates do not reveal it.
+func TestAccessSubscriptionToAHiddenResource(t *testing.T) {
+	srv, _ := accessServer(t, nil)
+	sc := startStdio(t, srv, &ConnOptions{Identity: "ann"})
+	sc.open("2025-11-25", `{}`)
+	for i, uri := range []string{"res://admin", "res://open", "admin://9"} {
+		sc.send(req(fmt.Sprint(10+i), "resources/subscribe", fmt.Sprintf(`{"uri":%q}`, uri)))
+		m, _ := sc.reply(fmt.Sprint(10 + i))
+		require.Nil(t, m.Error, m.raw)
+		assert.JSONEq(t, `{}`, string(m.Result))
+	}
+	srv.ResourceUpdated("res://admin")
+	srv.ResourceUpdated("admin://9")
+	srv.ResourceUpdated("res://open")
+	m := sc.next()
+	assert.Equal(t, "notifications/resources/updated", m.Method)
+	assert.JSONEq(t, `{"uri":"res://open"}`, string(m.Params), "the hidden resources' updates were not sent")
+}

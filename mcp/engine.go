@@ -657,6 +657,9 @@ func (e *engine) subscription(ctx context.Context, call *protocol.Call, rev Revi
 	if errors.Is(err, ErrResourceNotFound) {
 		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
 	}
+	if errors.Is(err, errNotRecorded) {
+		return protocol.Reply{State: st, Result: resultEmpty}
+	}
 	r := e.result(ctx, call, st, err, func() ([]byte, error) { return resultEmpty, nil })
 	if r.Err == nil {
 		r.Effect = protocol.Effect{Kind: kind, URI: uri}

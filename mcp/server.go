@@ -192,8 +192,12 @@ func (s *Server) SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state
 }
 
 // Subscribe implements SubscriptionHandler: any URI may be subscribed to;
-// the session records it.
+// the session records it. A resource hidden from the caller is answered
+// alike but not recorded, so its updates do not reveal it.
 func (s *Server) Subscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error) {
+	if s.snap.Load().hiddenResource(ctx, &req.Request, req.URI) {
+		return state, errNotRecorded
+	}
 	return state, nil
 }
 
