@@ -46,6 +46,7 @@ type MethodHandler func(ctx context.Context, req *Request) (json.RawMessage, err
 // runs, carried by the context so that the chain is built once (and the
 // Request of every call, middleware or not, stays small).
 type middlewareCall struct {
+	req   Request // the middleware's view, allocated with the rest
 	m     *methodInfo
 	call  *protocol.Call
 	rev   Revision
@@ -80,7 +81,7 @@ func (e *engine) chain(mw []func(MethodHandler) MethodHandler) MethodHandler {
 // reply of what the chain returned.
 func (e *engine) through(ctx context.Context, m *methodInfo, call *protocol.Call, rev Revision, state any) protocol.Reply {
 	mc := &middlewareCall{m: m, call: call, rev: rev, state: state}
-	req := &Request{}
+	req := &mc.req
 	meta, _ := parsePlain(call.Params)
 	e.fill(req, call, rev, meta)
 	res, err := e.handle(context.WithValue(ctx, middlewareKey{}, mc), req)
