@@ -48,9 +48,9 @@
 //
 //   - RequestID and ClientIPFrom… go before [Logging] so that their values
 //     are in the context it reads.
-//   - Logging recovers panics itself (httplog's RecoverPanics, on in the
-//     preset) and logs them with their stack; chi's Recoverer after it also
-//     works, and then the line shows the 500 without the panic.
+//   - Logging recovers panics itself (httplog's RecoverPanics, on by
+//     default) and logs them with their stack; chi's Recoverer after it
+//     also works, and then the line shows the 500 without the panic.
 //   - [CORS] answers preflights itself and stops there, so it goes before
 //     authentication (preflights carry no token). [OriginCheck] refuses what
 //     CORS merely declines to bless.
@@ -60,7 +60,7 @@
 // # Logging and MCP attributes
 //
 // The request line is httplog v3's: [Logging] is httplog.RequestLogger
-// with the preset's options, plus a line when an event stream is accepted
+// with httplog's options, plus a line when an event stream is accepted
 // (httplog writes its line when the handler returns, which for a stream
 // is when it ends) and chi's request id and resolved client IP. The mcp
 // package does not import httplog or this package: it reports what a
