@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saguaro-go/saguaro/auth"
@@ -182,7 +183,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		Identity:     auth.Identity,
 		Limits:       &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
 		Authorize:    a.authorizeMCP,
-		Attrs:        middleware.SetAttrs,
+		Attrs:        httplog.SetAttrs,
 		Logger:       logger,
 		WriteTimeout: cfg.WriteTimeout,
 		Telemetry:    a.tel.mcp,
@@ -258,7 +259,7 @@ func (a *app) Close() {
 // API) with saguaro's MCP endpoint and live feed mounted on it.
 func (a *app) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.RequestLogger(a.logger, nil), chimw.Recoverer)
+	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.Logging(a.logger, nil))
 
 	// Public: health, the dashboard, its live feed, and the RFC 9728
 	// metadata MCP clients read to learn how to get a token.

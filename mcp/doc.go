@@ -13,7 +13,7 @@
 //		Handler:  srv,
 //		Sessions: &mcp.SessionOptions{}, // nil: every call on its own
 //		Identity: auth.Identity,         // bind sessions to the token's subject
-//		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
+//		Attrs:    httplog.SetAttrs,      // MCP attributes on the request's log line
 //	}))
 //
 // The same server runs over stdio with [ServeStdio] (or any connection

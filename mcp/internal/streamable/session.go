@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -222,8 +223,16 @@ func (tab *sessionTable) delete(r *controller.Request) controller.Reply {
 	if reply != nil {
 		return reply
 	}
+	s.attrs(r.Request)
 	s.endBecause(CloseDeleted)
 	return controller.Status(http.StatusNoContent)
+}
+
+// attrs reports the session and its revision to the log hook, for a
+// request (GET, DELETE) that names no method.
+func (s *session) attrs(r *http.Request) {
+	s.tab.t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id),
+		slog.String(protocol.AttrRevision, s.Revision().String()))
 }
 
 func (s *session) touch() { s.lastActive.Store(time.Now().UnixNano()) }

@@ -295,9 +295,20 @@ func jsonHeader() http.Header {
 	return http.Header{"Content-Type": {"application/json"}}
 }
 
+// attrs reports attributes of the request ctx belongs to to the log
+// hook. It is called on the request's goroutine (or one it waits for),
+// before the request's handler returns: the hook, httplog.SetAttrs, is not
+// safe for concurrent use.
 func (t *Transport) attrs(ctx context.Context, attrs ...slog.Attr) {
 	if t.cfg.Attrs != nil {
 		t.cfg.Attrs(ctx, attrs...)
+	}
+}
+
+// errorCode reports a call's JSON-RPC error code, if it failed.
+func (t *Transport) errorCode(ctx context.Context, code int) {
+	if code != 0 {
+		t.attrs(ctx, slog.Int(protocol.AttrErrorCode, code))
 	}
 }
 
