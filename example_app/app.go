@@ -242,6 +242,9 @@ func (a *app) Close() {
 	if a.verifier != nil {
 		a.verifier.Close()
 	}
+	if a.oauth != nil {
+		a.oauth.Close()
+	}
 	if a.cluster != nil {
 		_ = a.cluster.Close()
 		_ = a.rdb.Close()

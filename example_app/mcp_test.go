@@ -79,6 +79,7 @@ func TestMCPRefusesATokenForAnotherAudience(t *testing.T) {
 	other, err := oauth.New(context.Background(), ta.db, oauth.Options{Issuer: ta.cfg.BaseURL,
 		Resource: "http://other.example/mcp", Scopes: []string{scopeRead}})
 	require.NoError(t, err)
+	defer other.Close()
 	tok, err := other.DevToken(context.Background(), "tester", scopeRead+" "+scopeWrite, time.Hour)
 	require.NoError(t, err)
 	res, _ := ta.mcpPost(t, tok, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
