@@ -123,7 +123,8 @@ func TestMCPToolChangesTheBoardAndTheFeed(t *testing.T) {
 	sid := ta.initialize(t, writer)
 	opened := nextOf(t, rd, "mcp")
 	assert.Contains(t, string(opened.Data), `"kind":"session opened"`)
-	assert.Contains(t, string(opened.Data), sid)
+	assert.Contains(t, string(opened.Data), `"session":"`+sessionTag(sid)+`"`, "the public feed names a session by a hash")
+	assert.NotContains(t, string(opened.Data), sid)
 
 	res, body := ta.mcpPost(t, writer, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_task","arguments":{"title":"From MCP","tags":["mcp"]}}}`)
 	require.Equal(t, http.StatusOK, res.StatusCode, body)
@@ -163,7 +164,7 @@ func TestMCPToolChangesTheBoardAndTheFeed(t *testing.T) {
 		ev := nextOf(t, rd, "mcp")
 		if strings.Contains(string(ev.Data), `"session closed"`) {
 			assert.Contains(t, string(ev.Data), `"reason":"deleted"`)
-			assert.Contains(t, string(ev.Data), sid)
+			assert.Contains(t, string(ev.Data), sessionTag(sid))
 			break
 		}
 	}
