@@ -62,7 +62,9 @@ func Controller(opts *Options) *Endpoint {
 	if err != nil {
 		panic("mcp: Controller: " + err.Error())
 	}
-	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel})
+	limits := o.Limits.config()
+	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel,
+		MaxAnswer: limits.MaxAnswer})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -77,7 +79,7 @@ func Controller(opts *Options) *Endpoint {
 		WriteTimeout: o.WriteTimeout,
 		KeepAlive:    o.KeepAlive,
 		MaxListeners: listen.MaxStreams,
-		Limits:       o.Limits.config(),
+		Limits:       limits,
 	}
 	if tel != nil {
 		cfg.Observer = observer{tel}
