@@ -67,6 +67,13 @@ type config struct {
 	// Debug, when set, serves expvar, net/http/pprof and a forced
 	// collection (see debugHandler) on this listener, apart from the app.
 	Debug net.Listener
+	// KeySecret, when set, encrypts the authorization server's signing
+	// keys in the database (oauth.Options.KeySecret); from
+	// $EXAMPLE_KEY_SECRET.
+	KeySecret string
+	// FeedPerClient and FeedTotal bound the open /events streams, per
+	// client address and in all (429 beyond); defaults 32 and 1024.
+	FeedPerClient, FeedTotal int
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -75,6 +82,10 @@ const dashboardClient = "dashboard"
 // baseURLEnv names the public base URL of replicas behind a load
 // balancer (the tokens' audience is its /mcp).
 const baseURLEnv = "EXAMPLE_BASE_URL"
+
+// keySecretEnv names the secret the signing keys are encrypted with in
+// the database (config.KeySecret); every replica needs the same one.
+const keySecretEnv = "EXAMPLE_KEY_SECRET"
 
 // app holds what the routes share.
 type app struct {
@@ -95,13 +106,15 @@ type app struct {
 	// stopChart ends the chart's feed.
 	tel       *telemetry
 	stopChart func()
+	// feeds bounds the open /events streams.
+	feeds *feedLimit
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
-	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil)}
+	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), feeds: newFeedLimit(cfg.FeedPerClient, cfg.FeedTotal)}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -122,6 +135,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		ScopeDescriptions: map[string]string{scopeRead: "see the board's tasks", scopeWrite: "add, complete and delete tasks"},
 		DevUser:           cfg.DevUser,
 		Logger:            logger,
+		KeySecret:         cfg.KeySecret,
 	})
 	if err != nil {
 		return nil, err
@@ -132,6 +146,10 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	}
 	// Tokens are the authorization server's ES256 JWTs, checked against
 	// its published key set (read in process: see oauth.KeysClient).
+	// Reading it is one query, so the verifier reads it every minute and
+	// at once (at most every second) when a token names a key it does
+	// not know: a key rotated in by another replica is known within a
+	// second of its first token.
 	a.verifier, err = auth.NewVerifier(ctx, &auth.Options{
 		Resource: cfg.BaseURL + "/mcp",
 		Issuer:   a.oauth.Issuer(),
@@ -140,6 +158,8 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 			Client:              a.oauth.KeysClient(),
 			Algorithms:          []string{"ES256"},
 			RequireInitialFetch: true,
+			RefreshInterval:     time.Minute,
+			RefreshRateLimit:    time.Second,
 		},
 	})
 	if err != nil {
@@ -243,6 +263,9 @@ func (a *app) Close() {
 	if a.verifier != nil {
 		a.verifier.Close()
 	}
+	if a.oauth != nil {
+		a.oauth.Close()
+	}
 	if a.cluster != nil {
 		_ = a.cluster.Close()
 		_ = a.rdb.Close()
@@ -259,7 +282,7 @@ func (a *app) Close() {
 // API) with saguaro's MCP endpoint and live feed mounted on it.
 func (a *app) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.Logging(a.logger, nil))
+	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.Logging(a.logger, nil), securityHeaders)
 
 	// Public: health, the dashboard, its live feed, and the RFC 9728
 	// metadata MCP clients read to learn how to get a token.
@@ -287,7 +310,9 @@ func (a *app) Handler() http.Handler {
 		r.Use(slowBodies)
 		a.oauth.Routes(r)
 	})
-	r.Mount("/events", a.eventRoutes())
+	// The live feed checks Host and Origin as /mcp does (a page on
+	// another site, or a DNS-rebound name, gets 403).
+	r.With(middleware.OriginCheck(nil)).Mount("/events", a.eventRoutes())
 
 	// Token required: the JSON API and MCP.
 	r.Group(func(r chi.Router) {
@@ -296,4 +321,22 @@ func (a *app) Handler() http.Handler {
 		r.With(auth.RequireScopes(scopeRead)).Mount("/mcp", a.endpoint)
 	})
 	return r
+}
+
+// securityHeaders sets, on every answer of the app, the headers that keep
+// its pages out of other sites' frames (clickjacking: X-Frame-Options and
+// CSP frame-ancestors), stop browsers from guessing a content type
+// (nosniff), and keep the app's URLs, whose query may carry an OAuth code
+// or a sign-in request id, out of the Referer of the pages it links to.
+// A handler may set a stricter Content-Security-Policy of its own (the
+// login page does).
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
 }

@@ -92,6 +92,7 @@ func main() {
 	if *devLogin {
 		cfg.DevUser = "dev"
 	}
+	cfg.KeySecret = os.Getenv(keySecretEnv)
 	cfg.ReplicaURL = cfg.BaseURL
 	if *advertise != "" {
 		cfg.ReplicaURL = strings.TrimRight(*advertise, "/")
