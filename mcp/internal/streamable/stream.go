@@ -487,6 +487,9 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	if s == nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
+	if tab.t.closing() {
+		return shuttingDown(wire.ID{})
+	}
 	// The GET stream is the cluster's log: read what this replica has
 	// not heard of yet, then attach.
 	if err := s.standalone().sync(r.Context()); err != nil {
