@@ -66,6 +66,11 @@ type config struct {
 	// Debug, when set, serves expvar, net/http/pprof and a forced
 	// collection (see debugHandler) on this listener, apart from the app.
 	Debug net.Listener
+	// ShutdownTimeout bounds the whole shutdown; default 20 s.
+	// DrainDelay is how long /readyz answers 503 before anything stops
+	// (part of ShutdownTimeout); default none.
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -254,6 +259,32 @@ func (a *app) Close() {
 	}
 }
 
+// readyTimeout bounds each store's answer to a readiness probe.
+const readyTimeout = time.Second
+
+// readyz is the readiness probe: 503 from the start of a shutdown and
+// while the database or the session store (-redis) does not answer
+// within readyTimeout, 200 otherwise. /healthz stays the liveness
+// check: a store that is down is no reason to restart the process.
+func (a *app) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	db := make(chan error, 1)
+	go func() { db <- a.db.PingContext(ctx) }()
+	err := a.endpoint.Ready(ctx)
+	if dbErr := <-db; err == nil && dbErr != nil {
+		err = fmt.Errorf("the database does not answer: %w", dbErr)
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
 // Handler is the app's router: an ordinary chi app (its dashboard and JSON
 // API) with saguaro's MCP endpoint and live feed mounted on it.
 func (a *app) Handler() http.Handler {
@@ -266,6 +297,7 @@ func (a *app) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	r.Get("/readyz", a.readyz)
 	// The MCP endpoint's metrics, for Prometheus to scrape.
 	r.Handle("/metrics", a.tel.metrics)
 	static, _ := fs.Sub(staticFiles, "static")

@@ -152,12 +152,15 @@ func (e *Endpoint) Drain() { e.t.Drain() }
 //     record, saved state and GET stream log); the sessions' GET streams
 //     and subscriptions/listen streams end (their clients reconnect);
 //     the session calls in flight run on, and their answers go out.
-//  3. When those calls are done, or ctx ends first, every session ends
-//     here (SessionOptions.OnClose hears CloseShutdown). A call still
+//  3. When those calls are done, or ctx is about to end (a tenth of the
+//     time left before its deadline, at most a second), a call still
 //     running is cancelled: its client gets the JSON-RPC error -32603
-//     "Request cancelled" on its POST (as JSON or the last event of its
-//     stream) if the connection is still there. Without a Cluster,
-//     later requests for the sessions get 404.
+//     "Request cancelled" on its POST (as JSON, or the last event of its
+//     stream) if the connection is still there. Then every session ends
+//     here (SessionOptions.OnClose hears CloseShutdown). Without a
+//     Cluster, later requests for the sessions get 404. Pitfall: a ctx
+//     without a deadline leaves no time for those answers when it is
+//     cancelled.
 //
 // It returns nil when every session was released and every call
 // finished. Otherwise the error says what was not, wrapping ctx's error

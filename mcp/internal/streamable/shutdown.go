@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -54,9 +55,10 @@ func shuttingDown(id wire.ID) controller.Reply {
 //     the sessions' GET streams and the subscriptions/listen streams end
 //     (their clients reconnect); the session calls in flight run to
 //     their end.
-//   - When the calls are done, or ctx ends first, every session ends
-//     here (OnClose hears CloseShutdown); calls still running are
-//     cancelled and answer their error ("Request cancelled").
+//   - When the calls are done, or ctx is about to end (a tenth of the
+//     time left, at most a second), calls still running are cancelled
+//     and their answers ("Request cancelled") go out; then every session
+//     ends here (OnClose hears CloseShutdown).
 //
 // It returns nil when everything was released and every call finished,
 // else an error that says what was not, wrapping ctx's error or the
@@ -80,17 +82,35 @@ func (t *Transport) Shutdown(ctx context.Context) error {
 	for _, s := range all {
 		s.endGetStream()
 	}
-	var errs []error
-	if err := t.calls.wait(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("mcp: shutdown: %d calls still running were cancelled: %w", t.calls.n.Load(), err))
+	// The calls are cancelled a little before ctx ends (a tenth of the
+	// time left, at most a second), so that their answers can go out on
+	// their streams before the sessions, and the streams, end.
+	calls := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		calls, cancel = context.WithDeadline(ctx, deadline.Add(-min(time.Until(deadline)/10, time.Second)))
+		defer cancel()
 	}
-	select {
-	case err := <-released:
-		if err != nil {
-			errs = append(errs, fmt.Errorf("mcp: shutdown: sessions left unreleased in the store: %w", err))
+	var errs []error
+	if err := t.calls.wait(calls); err != nil {
+		errs = append(errs, fmt.Errorf("mcp: shutdown: %d calls still running were cancelled: %w", t.calls.n.Load(), err))
+		for _, s := range t.sessions.all() {
+			s.CancelCalls()
 		}
-	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("mcp: shutdown: sessions left unreleased in the store: %w", ctx.Err()))
+		_ = t.calls.wait(ctx)
+	}
+	var relErr error
+	select {
+	case relErr = <-released:
+	default:
+		select {
+		case relErr = <-released:
+		case <-ctx.Done():
+			relErr = ctx.Err()
+		}
+	}
+	if relErr != nil {
+		errs = append(errs, fmt.Errorf("mcp: shutdown: sessions left unreleased in the store: %w", relErr))
 	}
 	// Sessions that started meanwhile (a request already past its check
 	// when Shutdown began) end too.
