@@ -78,7 +78,9 @@ func Controller(opts *Options) *Endpoint {
 	if err != nil {
 		panic("mcp: Controller: " + err.Error())
 	}
-	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel})
+	limits := o.Limits.config()
+	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel,
+		MaxAnswer: limits.MaxAnswer})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -93,7 +95,7 @@ func Controller(opts *Options) *Endpoint {
 		WriteTimeout: o.WriteTimeout,
 		KeepAlive:    o.KeepAlive,
 		MaxListeners: listen.MaxStreams,
-		Limits:       o.Limits.config(),
+		Limits:       limits,
 		Standalone:   standalone,
 	}
 	if tel != nil {

@@ -14,6 +14,13 @@ import (
 // DefaultMaxBodyBytes is the default bound on a POST body (4 MiB).
 const DefaultMaxBodyBytes = 4 << 20
 
+// The defaults of Limits.MaxBatch and Limits.MaxAnswerBytes (and of
+// ConnOptions' fields of the same names).
+const (
+	defaultMaxBatch       = 32
+	defaultMaxAnswerBytes = 8 << 20
+)
+
 // Options configures [Controller]. A nil *Options is not allowed (there is
 // no handler to serve); zero fields take the defaults. Controller copies
 // the struct and never modifies the caller's.
@@ -178,6 +185,32 @@ type Limits struct {
 	// caller cannot fill SessionOptions.MaxSessions. A session taken
 	// over from a replica that died counts, even beyond the bound.
 	Sessions int
+	// MaxBatch bounds the messages of one 2025-03-26 batch; a longer
+	// batch is answered 400 with one -32600 error, and none of it runs.
+	// Default 32: clients that batch at all send a handful, and a batch
+	// runs its requests one after another on one connection.
+	MaxBatch int
+	// MaxAnswerBytes bounds the bytes of one answer, whatever the handler
+	// returns. A result past it is not sent: a tools/call answers a tool
+	// error (isError) that says so, other methods -32603, and the log
+	// names the method, tool, prompt or resource. A batch's answers
+	// together stay within it too: the answer that would pass it is
+	// replaced by an error, and the requests after it are answered with
+	// an error without being run. Default 8 MiB, twice MaxBodyBytes' default:
+	// with Calls, one caller's answers in memory stay under 64 × 8 MiB.
+	MaxAnswerBytes int
+}
+
+// orDefault is a bound as the options give it: def for 0, none (0) for
+// a negative one.
+func orDefault(v, def int) int {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return def
+	}
+	return v
 }
 
 // config is o with the defaults filled in, for the transport.
@@ -186,20 +219,13 @@ func (o *Limits) config() streamable.Limits {
 	if o != nil {
 		l = *o
 	}
-	pick := func(v, def int) int {
-		switch {
-		case v < 0:
-			return 0
-		case v == 0:
-			return def
-		}
-		return v
-	}
 	c := streamable.Limits{
 		BodyTimeout: l.BodyTimeout,
-		Calls:       pick(l.Calls, 64),
-		Streams:     pick(l.Streams, 32),
-		Sessions:    pick(l.Sessions, 256),
+		Calls:       orDefault(l.Calls, 64),
+		Streams:     orDefault(l.Streams, 32),
+		Sessions:    orDefault(l.Sessions, 256),
+		MaxBatch:    orDefault(l.MaxBatch, defaultMaxBatch),
+		MaxAnswer:   orDefault(l.MaxAnswerBytes, defaultMaxAnswerBytes),
 	}
 	switch {
 	case c.BodyTimeout < 0:

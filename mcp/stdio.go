@@ -54,6 +54,12 @@ type ConnOptions struct {
 	// is answered InvalidRequest and skipped); default
 	// DefaultMaxBodyBytes.
 	MaxMessageBytes int
+	// MaxBatch and MaxAnswerBytes bound a batch's messages and one
+	// answer's bytes, as Limits' fields of the same names do over HTTP
+	// (a longer batch is answered with one -32600 error, id null).
+	// Defaults 32 and 8 MiB; negative means none.
+	MaxBatch       int
+	MaxAnswerBytes int
 	// Telemetry reports spans and metrics through OpenTelemetry; nil,
 	// the default, reports nothing. See [Telemetry].
 	Telemetry *Telemetry
@@ -109,9 +115,12 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 	if err != nil {
 		return err
 	}
-	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel})
+	maxBatch, maxAnswer := orDefault(o.MaxBatch, defaultMaxBatch), orDefault(o.MaxAnswerBytes, defaultMaxAnswerBytes)
+	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel,
+		MaxAnswer: maxAnswer})
 	return conn.Serve(ctx, conn.Config{Engine: eng, Identity: o.Identity, Logger: o.Logger,
-		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize, Grace: o.ShutdownTimeout}, c)
+		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize, MaxBatch: maxBatch, MaxAnswer: maxAnswer,
+		Grace: o.ShutdownTimeout}, c)
 }
 
 // ServeStdio serves the stdio transport: newline-delimited JSON-RPC on

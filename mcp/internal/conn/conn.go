@@ -60,6 +60,12 @@ type Config struct {
 	// calls to finish after their cancellation and for their answers to
 	// be written; then it returns anyway. Default 5 seconds.
 	Grace time.Duration
+	// MaxBatch bounds the messages of a batch (-32600 beyond it); 0 is
+	// none.
+	MaxBatch int
+	// MaxAnswer bounds the bytes of a batch's answer (its requests past
+	// the bound are answered with an error, not run); 0 is none.
+	MaxAnswer int
 }
 
 // ErrCallsRunning is what Serve returns when calls were still running a
