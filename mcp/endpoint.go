@@ -123,10 +123,22 @@ func (e *Endpoint) Ready(ctx context.Context) error {
 	if e.t.Draining() {
 		return ErrDraining
 	}
-	if hc, ok := e.cluster.(healthChecker); ok {
-		if err := hc.Healthy(ctx); err != nil {
-			return fmt.Errorf("mcp: the session store does not answer: %w", err)
-		}
+	hc, ok := e.cluster.(healthChecker)
+	if !ok {
+		return nil
+	}
+	// The check runs apart, so that a store client that overruns ctx
+	// (a read timeout longer than the probe's) cannot hold the probe up.
+	done := make(chan error, 1)
+	go func() { done <- hc.Healthy(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("mcp: the session store does not answer: %w", err)
 	}
 	return nil
 }
