@@ -448,3 +448,39 @@ func TestSIGTERMDrainsCalls(t *testing.T) {
 	assert.Equal(t, 1, code, "a call was cut\n%s", a.stderr)
 	assert.Equal(t, 0, status(a.url, "/healthz"), "the listener is closed")
 }
+
+// TestReadyzFollowsRedis: the first /readyz after Redis went away,
+// stopped or frozen, answers 503 within a second, and 200 again once it
+// is back; /healthz stays 200 throughout.
+func TestReadyzFollowsRedis(t *testing.T) {
+	rs := redistest.Start(t)
+	env, args, _ := clusterArgs(t, rs.URL())
+	a := start(t, env, args...)
+	require.Equal(t, http.StatusOK, status(a.url, "/readyz"))
+	// The first probe after Redis went away already says 503, within the
+	// probe's second.
+	unready := func(what string) {
+		t.Helper()
+		asked := time.Now()
+		code := status(a.url, "/readyz")
+		took := time.Since(asked)
+		t.Logf("/readyz %d in %v, asked as Redis was %s", code, took.Round(time.Millisecond), what)
+		assert.Equal(t, http.StatusServiceUnavailable, code, "Redis %s", what)
+		assert.Less(t, took, time.Second+300*time.Millisecond, "Redis %s", what)
+		assert.Equal(t, http.StatusOK, status(a.url, "/healthz"))
+	}
+	ready := func() {
+		t.Helper()
+		require.Eventually(t, func() bool { return status(a.url, "/readyz") == http.StatusOK },
+			10*time.Second, 20*time.Millisecond, "/readyz does not come back")
+	}
+
+	rs.Stop()
+	unready("stopped")
+	rs.Restart()
+	ready()
+	rs.Pause() // frozen: it answers nothing, and the probe's second decides
+	unready("frozen")
+	rs.Resume()
+	ready()
+}
