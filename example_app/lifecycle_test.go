@@ -34,20 +34,6 @@ import (
 // The app's life cycle as an orchestrator drives it: the real binary,
 // started as a process, sent SIGTERM, with its stores up, down or hung.
 
-// exampleBin builds the app once per test binary.
-var exampleBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "saguaro-lifecycle-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "example_app")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%w\n%s", err, out)
-	}
-	return bin, nil
-})
-
 // proc is one running example_app.
 type proc struct {
 	cmd    *exec.Cmd
