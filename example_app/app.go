@@ -74,6 +74,11 @@ type config struct {
 	// FeedPerClient and FeedTotal bound the open /events streams, per
 	// client address and in all (429 beyond); defaults 32 and 1024.
 	FeedPerClient, FeedTotal int
+	// ShutdownTimeout bounds the whole shutdown; default 20 s.
+	// DrainDelay is how long /readyz answers 503 before anything stops
+	// (part of ShutdownTimeout); default none.
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -186,7 +191,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
-		cl = a.cluster
+		cl = pingedCluster{a.cluster, a.rdb}
 	}
 	a.endpoint = mcp.Controller(&mcp.Options{
 		Cluster: cl,
@@ -227,6 +232,17 @@ func (a *app) authorizeMCP(r *http.Request, method, name string) http.Handler {
 	}
 	return nil
 }
+
+// pingedCluster is the app's cluster with the health check the MCP
+// endpoint's Ready reads (the Healthy method of cluster.HealthChecker):
+// one PING of Redis, bounded by the probe's context, so that /readyz
+// turns 503 as soon as Redis stops answering.
+type pingedCluster struct {
+	*mcpredis.Cluster
+	rdb *redis.Client
+}
+
+func (c pingedCluster) Healthy(ctx context.Context) error { return c.rdb.Ping(ctx).Err() }
 
 // joinCluster connects to Redis and joins this replica to the cluster.
 func (a *app) joinCluster(ctx context.Context) error {
@@ -278,6 +294,32 @@ func (a *app) Close() {
 	}
 }
 
+// readyTimeout bounds each store's answer to a readiness probe.
+const readyTimeout = time.Second
+
+// readyz is the readiness probe: 503 from the start of a shutdown and
+// while the database or the session store (-redis) does not answer
+// within readyTimeout, 200 otherwise. /healthz stays the liveness
+// check: a store that is down is no reason to restart the process.
+func (a *app) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	db := make(chan error, 1)
+	go func() { db <- a.db.PingContext(ctx) }()
+	err := a.endpoint.Ready(ctx)
+	if dbErr := <-db; err == nil && dbErr != nil {
+		err = fmt.Errorf("the database does not answer: %w", dbErr)
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
 // Handler is the app's router: an ordinary chi app (its dashboard and JSON
 // API) with saguaro's MCP endpoint and live feed mounted on it.
 func (a *app) Handler() http.Handler {
@@ -290,6 +332,7 @@ func (a *app) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	r.Get("/readyz", a.readyz)
 	// The MCP endpoint's metrics, for Prometheus to scrape.
 	r.Handle("/metrics", a.tel.metrics)
 	static, _ := fs.Sub(staticFiles, "static")

@@ -496,6 +496,9 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
 	s.attrs(r.Request)
+	if tab.t.closing() {
+		return shuttingDown(wire.ID{})
+	}
 	// The GET stream is the cluster's log: read what this replica has
 	// not heard of yet, then attach.
 	if err := s.standalone().sync(r.Context()); err != nil {
