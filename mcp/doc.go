@@ -13,7 +13,7 @@
 //		Handler:  srv,
 //		Sessions: &mcp.SessionOptions{}, // nil: every call on its own
 //		Identity: auth.Identity,         // bind sessions to the token's subject
-//		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
+//		Attrs:    httplog.SetAttrs,      // MCP attributes on the request's log line
 //	}))
 //
 // The same server runs over stdio with [ServeStdio] (or any connection
@@ -248,6 +248,17 @@
 //	resuming a POST stream whose call died with its      200, one event: that call's -32603
 //	  replica (the id names the call)                       error response, then the stream ends
 //	a session whose state cannot move, owner gone        404 (the client initializes again)
+//	a session's request that would start something       503, Retry-After: 1, Connection: close,
+//	  (call, stream, initialize, DELETE) reaching a        -32603 (its retry reaches another replica,
+//	  replica shutting down (Endpoint.Shutdown)            which takes the session over)
+//	a call still running when Shutdown's ctx is about    -32603 "Request cancelled"
+//	  to end
+//
+// Endpoint.Ready is the readiness an app's probe serves: ErrDraining from
+// Endpoint.Drain or Shutdown on, the store's error while its Healthy
+// method (mcpredis has one) fails. Endpoint.Shutdown releases the
+// replica's sessions for the others to take over, bounded by its
+// context; its documentation says what a shutdown cut short loses.
 //
 // Registry changes announced on one replica reach every replica's sessions
 // and subscriptions/listen streams; each replica must register the same

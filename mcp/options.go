@@ -129,10 +129,15 @@ type Options struct {
 
 	// Attrs receives log attributes about each call (method, id, tool,
 	// session, revision, error code, and on a replica that relays the
-	// request to its session's owner the owner's id), from any
-	// goroutine; set it to
-	// middleware.SetAttrs to get them on the request's log line. The keys
-	// are the Attr… constants.
+	// request to its session's owner the owner's id), keyed by the Attr…
+	// constants. Set it to httplog.SetAttrs to get them on httplog's
+	// request line (github.com/go-chi/httplog/v3, under its RequestLogger
+	// or saguaro's middleware.Logging). It is called on the request's
+	// goroutine (or one the request waits for), before the handler
+	// returns, never concurrently for one request: httplog.SetAttrs is
+	// not safe for concurrent use. So a call's error code goes on the
+	// line of the request that delivers its answer (a GET that resumed
+	// its stream, say), or on none if its client left for good.
 	Attrs func(ctx context.Context, attrs ...slog.Attr)
 
 	// Logger receives handler panics, hidden handler errors and transport
@@ -258,8 +263,7 @@ func (o *Limits) config() streamable.Limits {
 	return c
 }
 
-// Log attribute keys passed to [Options.Attrs]. They are the same strings
-// as the middleware package's MCP…Key constants.
+// Log attribute keys passed to [Options.Attrs].
 const (
 	AttrMethod    = protocol.AttrMethod
 	AttrID        = protocol.AttrID

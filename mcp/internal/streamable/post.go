@@ -266,6 +266,13 @@ func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Rev
 	if derr != nil {
 		return errorReply(http.StatusBadRequest, derr)
 	}
+	if sess != nil && t.closing() {
+		for i := range items {
+			if items[i].Err == nil && items[i].Msg.Kind == wire.KindRequest {
+				return shuttingDown(wire.ID{})
+			}
+		}
+	}
 	answered := false
 	for i := range items {
 		// One refused request refuses the batch: a batch has one HTTP
