@@ -39,7 +39,9 @@ import (
 // pre-encoded lists lose their speed there (the items themselves stay
 // pre-encoded). A change to any item tells every session that the list
 // changed, including callers who cannot see it: the notice names nothing,
-// and re-listing shows each only what it may see. A 2026-07-28 result is
+// and re-listing shows each only what it may see. A session whose caller
+// comes back with other scopes (a token that stepped up) is told that the
+// lists which hide items changed; one whose Allow verdict changes is not. A 2026-07-28 result is
 // cacheable: keep the tools/list and friends' CacheHint scope private when
 // lists depend on the caller (the default).
 type Access struct {
