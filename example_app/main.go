@@ -90,10 +90,10 @@ func main() {
 	if *dbURL != "" {
 		cfg.Database = *dbURL
 	}
+	cfg.ResetPassword = *resetPassword
 	if *devLogin {
 		cfg.DevUser = "dev"
 	}
-	cfg.ResetPassword = *resetPassword
 	cfg.ReplicaURL = cfg.BaseURL
 	if *advertise != "" {
 		cfg.ReplicaURL = strings.TrimRight(*advertise, "/")

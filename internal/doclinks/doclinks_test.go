@@ -258,14 +258,19 @@ func checkLine(own *names, pkgs map[string]*names, imports map[string]*names, li
 				miss = append(miss, pkg+"."+name)
 			}
 		case isUpper(pkg) && !own.has(pkg) && !own.members[pkg]:
-			// A type of an imported package, named without its package
-			// (Header.Get): fine when one of them has it.
+			// A type of an imported package, or of the repository's,
+			// named without its package (Header.Get, Options.Authorize
+			// in the transport that mcp's Options configures): fine
+			// when one of them has it.
 			found := false
 			for _, p := range imports {
 				found = found || p != nil && p.sel[pkg+"."+name]
 			}
+			for _, p := range pkgs {
+				found = found || p.sel[pkg+"."+name]
+			}
 			if !found {
-				miss = append(miss, pkg+"."+name+" (no type "+pkg+" here or in an import)")
+				miss = append(miss, pkg+"."+name+" (no such type and member here, in an import or in the repository)")
 			}
 		}
 	}
@@ -315,7 +320,7 @@ func TestCheckLine(t *testing.T) {
 		members: map[string]bool{"Close": true, "Logger": true},
 	}
 	http := &names{top: map[string]bool{"Handler": true, "Header": true}, sel: map[string]bool{"Header.Get": true}, members: map[string]bool{"Get": true}}
-	pkgs := map[string]*names{"auth": {top: map[string]bool{"Required": true}}}
+	pkgs := map[string]*names{"auth": {top: map[string]bool{"Required": true, "Config": true}, sel: map[string]bool{"Config.Resource": true}}}
 	imports := map[string]*names{"http": http}
 	for line, want := range map[string]string{
 		"served through NewEngine(srv, …)":            "NewEngine(",
@@ -323,7 +328,8 @@ func TestCheckLine(t *testing.T) {
 		"wrap it in [auth.Required] or [auth.Needed]": "doc link [auth.Needed]",
 		"as an http.Handlr":                           "http.Handlr",
 		"set Options.Loger":                           "Options.Loger",
-		"EngineOptions.TaskIDPrefix":                  "EngineOptions.TaskIDPrefix (no type EngineOptions here or in an import)",
+		"EngineOptions.TaskIDPrefix":                  "EngineOptions.TaskIDPrefix (no such type and member here, in an import or in the repository)",
+		"auth's Config.Resource, Config.Resourse":     "Config.Resourse (no such type and member here, in an import or in the repository)",
 		"NewServer(impl, nil) then srv.Close()":       "",
 		"an http.Handler; Header.Get canonicalizes":   "",
 		"m[k] and CallTool[GreetOut] are not links":   "",

@@ -33,7 +33,7 @@ func callName(msg *wire.Message) string {
 	return name
 }
 
-// authorize asks Config.Authorize about a request (never a notification
+// authorize asks Options.Authorize about a request (never a notification
 // or a response): nil lets it through, anything else is the refusal to
 // send instead of dispatching it.
 func (t *Transport) authorize(r *http.Request, msg *wire.Message) controller.Reply {
