@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
 	"reflect"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -89,7 +88,7 @@ var nullLiteral = []byte("null")
 type fillPlan struct {
 	kind   fillKind
 	elem   *fillPlan            // pointer, slice, array, map: what it holds
-	fields map[string]*fillPlan // struct: by the key token encoding/json writes
+	fields map[string]*fillPlan // struct: by JSON name
 }
 
 type fillKind uint8
@@ -152,8 +151,7 @@ func (b *fillBuilder) plan(t reflect.Type) *fillPlan {
 				continue
 			}
 			if fp := b.plan(f.typ); fp != nil {
-				key, _ := json.Marshal(f.name) // escaped as encoding/json escapes keys
-				p.fields[string(key)] = fp
+				p.fields[f.name] = fp
 			}
 		}
 		if len(p.fields) == 0 {
@@ -224,11 +222,22 @@ func (p *fillPlan) fill(dst, raw []byte) []byte {
 			if p.kind == fillMap {
 				dst = p.elem.fill(dst, v)
 			} else {
-				dst = p.fields[string(k)].fill(dst, v)
+				dst = p.field(k).fill(dst, v)
 			}
 			return nil
 		})
 		return append(dst, '}')
 	}
 	return append(dst, raw...)
+}
+
+// field is the plan of a struct's member whose raw key token is k: looked
+// up by the token's bytes when it has no escape (without allocating),
+// else by its decoded name, so that it matches however the encoder
+// escaped the key.
+func (p *fillPlan) field(k []byte) *fillPlan {
+	if body := k[1 : len(k)-1]; bytes.IndexByte(body, '\\') < 0 {
+		return p.fields[string(body)]
+	}
+	return p.fields[wire.Key(k)]
 }

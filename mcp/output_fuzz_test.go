@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 type fuzzOutNode struct {
@@ -48,24 +50,28 @@ func FuzzOutputFill(f *testing.F) {
 		if json.Unmarshal(data, &v) != nil {
 			return
 		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return
-		}
-		out := shape.structured(raw)
-		if !json.Valid(out) {
-			t.Fatalf("not JSON: %s (from %s)", out, raw)
-		}
-		if err := c.validate(out); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		var back fuzzOut
-		if err := json.Unmarshal(out, &back); err != nil {
-			t.Fatal(err)
-		}
-		again, _ := json.Marshal(back)
-		if again = shape.structured(again); !bytes.Equal(again, out) {
-			t.Fatalf("sent again:\n%s\nfirst:\n%s", again, out)
+		// The tool path's encoder (no HTML escaping), and encoding/json's
+		// (which escapes <, > and & in keys as well as values).
+		for _, marshal := range []func(any) ([]byte, error){wire.Marshal, json.Marshal} {
+			raw, err := marshal(v)
+			if err != nil {
+				return
+			}
+			out := shape.structured(raw)
+			if !json.Valid(out) {
+				t.Fatalf("not JSON: %s (from %s)", out, raw)
+			}
+			if err := c.validate(out); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			var back fuzzOut
+			if err := json.Unmarshal(out, &back); err != nil {
+				t.Fatal(err)
+			}
+			again, _ := marshal(back)
+			if again = shape.structured(again); !bytes.Equal(again, out) {
+				t.Fatalf("sent again:\n%s\nfirst:\n%s", again, out)
+			}
 		}
 	})
 }
