@@ -208,6 +208,8 @@
 //	owner accepts a relay and does not answer (stopped)  once its lease lapses: taken over, the
 //	                                                       request served; while it beats: 502,
 //	                                                       -32603 after RequestTimeout + 1 s
+//	owner stops while a relayed event stream is silent   once its lease lapses, the stream is cut
+//	  (no keep-alive for twice KeepAlive)                  (the client resumes where it is taken over)
 //	owner dies while a relayed answer streams            the client's answer is cut (it resumes
 //	                                                       with Last-Event-ID); Warn with replica, session
 //	a relayed request reaching the wrong replica         421 naming the replica that answered (the

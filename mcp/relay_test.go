@@ -10,6 +10,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,6 +123,10 @@ func startRelayReplica(t *testing.T, store *cluster.Memory, adjust ...func(*Opti
 			}
 		}
 		sw := &codeWriter{ResponseWriter: w}
+		if r.Header.Get("Saguaro-Relay") != "" {
+			sw.hold = rp.held
+			sw.ctx = r.Context()
+		}
 		ep.ServeHTTP(sw, r)
 		if sw.code == http.StatusMisdirectedRequest {
 			rp.refused.Add(1)
@@ -152,10 +157,34 @@ func (rp *relayReplica) stall(on bool) {
 	}
 }
 
-// codeWriter remembers the status written through it.
+// held returns the channel to wait on while the replica is stalled, nil
+// when it is not.
+func (rp *relayReplica) held() <-chan struct{} {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return rp.stalled
+}
+
+// codeWriter remembers the status written through it; with hold, each
+// write waits while the replica is stalled (a relayed stream whose owner
+// stops mid-way).
 type codeWriter struct {
 	http.ResponseWriter
 	code int
+	hold func() <-chan struct{}
+	ctx  context.Context
+}
+
+func (w *codeWriter) wait() {
+	if w.hold == nil {
+		return
+	}
+	if ch := w.hold(); ch != nil {
+		select {
+		case <-ch:
+		case <-w.ctx.Done():
+		}
+	}
 }
 
 func (w *codeWriter) WriteHeader(code int) {
@@ -165,9 +194,17 @@ func (w *codeWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+func (w *codeWriter) Write(b []byte) (int, error) {
+	w.wait()
+	return w.ResponseWriter.Write(b)
+}
+
 func (w *codeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func (w *codeWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *codeWriter) Flush() {
+	w.wait()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
 
 // TestRelayRemembersTheOwner: the first request of a session that lands
 // on another replica loads its record; the next ones go straight to the
@@ -276,6 +313,47 @@ func TestRelayToAStalledOwner(t *testing.T) {
 	assert.Equal(t, "taken", b.call(s2, toolCall("3", "echo", `{"text":"taken"}`)).text(t))
 	t.Logf("taken over after %v", time.Since(start).Round(time.Millisecond))
 	assert.True(t, b.live(s2), "b took the session over")
+}
+
+// TestRelayedStreamOfAStalledOwner: a relayed GET stream whose owner
+// stops mid-way (nothing comes, not even keep-alive comments) is cut once
+// the owner's lease has lapsed, and the client that resumes it finds the
+// session taken over by the replica it talks to.
+func TestRelayedStreamOfAStalledOwner(t *testing.T) {
+	store := cluster.NewMemory()
+	quick := func(o *Options) { o.KeepAlive = 50 * time.Millisecond }
+	a, b := startRelayReplica(t, store, quick), startRelayReplica(t, store, quick)
+	sid := a.open("2025-11-25", "{}")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := openStream(t, b.get(ctx, sid))
+	last := s.priming()
+
+	a.stall(true)
+	a.member.Leave()
+	start := time.Now()
+	cut := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := s.r.Next(); err != nil {
+				cut <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-cut:
+		t.Logf("cut after %v", time.Since(start).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the stream of a stopped owner was not cut")
+	}
+	s.close()
+	eventually(t, func() bool { return strings.Contains(b.log.String(), "relayed answer was cut") }, "b did not log the cut:\n%s", b.log.String())
+
+	s = openStream(t, b.get(ctx, sid, "Last-Event-ID", last))
+	defer s.close()
+	s.priming()
+	assert.True(t, b.live(sid), "b took the session over")
 }
 
 // TestRelayedStreamOutlivesTheBodyTimeout: a relayed call answered as an

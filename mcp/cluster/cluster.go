@@ -35,7 +35,10 @@
 // be reached (it is gone: the session is taken over). An owner that
 // accepts the relay and does not answer (a stopped process) is waited for
 // until its lease lapses, then the session is taken over here; while it
-// still beats, until it would have ended any call, then 502. Relays become
+// still beats, until it would have ended any call, then 502. A relayed
+// event stream that goes silent (not even a keep-alive comment for twice
+// their interval) is cut once its owner's lease has lapsed, and its client
+// resumes it where the session is taken over. Relays become
 // rare behind a balancer that sends each session's requests to the replica
 // that answered its initialize (it reads the Mcp-Session-Id of the answer)
 // and, for a session it did not see start, hashes the id, so that every

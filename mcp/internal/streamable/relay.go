@@ -343,13 +343,20 @@ func (t *Transport) forward(w http.ResponseWriter, r *http.Request, body []byte,
 	w.WriteHeader(resp.StatusCode)
 	var rerr error
 	if stream {
-		rerr = t.copyStream(w, resp.Body)
+		quiet := t.watchStream(p.id, cancel)
+		rerr = t.copyStream(w, resp.Body, quiet)
+		quiet.stop()
 	} else {
 		rerr = copyAnswer(w, resp.Body)
 	}
 	if rerr != nil && r.Context().Err() == nil {
 		// The answer stopped mid-way while the client still listened:
-		// the owner died or closed on it.
+		// the owner died or closed on it, or stopped beating while its
+		// stream was silent. The client resumes with Last-Event-ID,
+		// and finds the session taken over.
+		if errors.Is(context.Cause(ctx), errOwnerStalled) {
+			t.owners.lost(p)
+		}
 		t.log.WarnContext(r.Context(), "mcp: a relayed answer was cut: the replica that ran it went away",
 			slog.String("replica", p.id), slog.String(protocol.AttrSession, session))
 		panic(http.ErrAbortHandler)
@@ -390,6 +397,10 @@ func relayRequest(ctx context.Context, r *http.Request, body []byte, p *peer) *h
 		Body:       http.NoBody,
 	}
 	if len(body) > 0 {
+		// A bytes.Reader in a NopCloser is what net/http knows to be in
+		// memory: it writes it with the headers in one piece, so that a
+		// write to a connection the owner closed fails with nothing
+		// sent, and is tried again on a fresh one.
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.ContentLength = int64(len(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -454,8 +465,9 @@ func copyAnswer(w http.ResponseWriter, body io.Reader) error {
 // copyStream copies an event stream to w, flushing what each read
 // brought, each write bounded by the endpoint's write timeout (a client
 // that stops reading does not hold the relay, nor the owner's stream,
-// forever). It returns the error that stopped the read from the owner.
-func (t *Transport) copyStream(w http.ResponseWriter, body io.Reader) error {
+// forever), and tells quiet when the owner last sent something. It
+// returns the error that stopped the read from the owner.
+func (t *Transport) copyStream(w http.ResponseWriter, body io.Reader, quiet *ownerWatch) error {
 	rc := http.NewResponseController(w)
 	if rc.Flush() != nil {
 		return nil
@@ -466,6 +478,7 @@ func (t *Transport) copyStream(w http.ResponseWriter, body io.Reader) error {
 	for {
 		n, err := body.Read(b)
 		if n > 0 {
+			quiet.heard()
 			if t.cfg.WriteTimeout > 0 {
 				_ = rc.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
 			}
@@ -485,32 +498,55 @@ func (t *Transport) copyStream(w http.ResponseWriter, body io.Reader) error {
 	}
 }
 
-// ownerWatch asks the store, while a relayed request waits for the
-// headers of its answer, whether the owner still beats: every
-// relayCheckEvery, and it cancels the relay with errOwnerStalled once
-// the owner's lease has lapsed, or errOwnerSilent when the owner beats
-// but has not answered by the time it would have ended any call.
+// ownerWatch asks the store whether a relay's owner still beats, while
+// the owner is silent: while the relay waits for the headers of its
+// answer, every relayCheckEvery, cancelling the relay with
+// errOwnerStalled once the owner's lease has lapsed, or errOwnerSilent
+// when the owner beats but has not answered by the time it would have
+// ended any call; and while a relayed event stream has brought nothing
+// (not even a keep-alive comment) for twice the keep-alive interval,
+// cancelling it with errOwnerStalled once the lease has lapsed, so that
+// its client resumes the stream where the session is taken over.
 type ownerWatch struct {
 	t      *Transport
 	owner  string
 	cancel context.CancelCauseFunc
-	limit  time.Time // zero: none
+	every  time.Duration
+	limit  time.Time    // zero: none
+	last   atomic.Int64 // a stream's: when the owner last sent, Unix ns
+	stream bool
 	timer  atomic.Pointer[time.Timer]
 	done   atomic.Bool
 }
 
 func (t *Transport) watchOwner(owner string, cancel context.CancelCauseFunc) *ownerWatch {
-	ow := &ownerWatch{t: t, owner: owner, cancel: cancel}
+	ow := &ownerWatch{t: t, owner: owner, cancel: cancel, every: relayCheckEvery}
 	if d := t.relayLimit(); d > 0 {
 		ow.limit = time.Now().Add(d)
 	}
-	ow.timer.Store(time.AfterFunc(relayCheckEvery, ow.check))
+	ow.timer.Store(time.AfterFunc(ow.every, ow.check))
 	return ow
 }
+
+func (t *Transport) watchStream(owner string, cancel context.CancelCauseFunc) *ownerWatch {
+	ow := &ownerWatch{t: t, owner: owner, cancel: cancel, every: 2 * t.keepAlive(), stream: true}
+	ow.heard()
+	ow.timer.Store(time.AfterFunc(ow.every, ow.check))
+	return ow
+}
+
+// heard notes that the owner sent something.
+func (ow *ownerWatch) heard() { ow.last.Store(time.Now().UnixNano()) }
 
 func (ow *ownerWatch) check() {
 	if ow.done.Load() {
 		return
+	}
+	if ow.stream {
+		if quiet := time.Since(time.Unix(0, ow.last.Load())); quiet < ow.every {
+			ow.again(ow.every - quiet)
+			return
+		}
 	}
 	ctx, cancel := clusterContext(context.Background())
 	_, err := ow.t.cluster.Locate(ctx, ow.owner)
@@ -526,8 +562,12 @@ func (ow *ownerWatch) check() {
 		return
 	}
 	// Alive, or the store cannot say: wait on.
+	ow.again(ow.every)
+}
+
+func (ow *ownerWatch) again(d time.Duration) {
 	if tm := ow.timer.Load(); tm != nil {
-		tm.Reset(relayCheckEvery)
+		tm.Reset(d)
 	}
 }
 
