@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
 // NoLeeway, as Options.Leeway, turns the clock-skew allowance off.
@@ -239,27 +237,10 @@ func (v *Verifier) Close() error {
 // into logs and caches), and so are cookies (CSRF). More than one
 // Authorization header is an invalid request (RFC 6750 §3.1, 400), not a
 // choice to make on the client's behalf.
-//
-// Behind saguaro's middleware.RequestLogger the outcome is stored in the
-// logger's per-request state instead of a context node of its own, and
-// the request is passed on without a copy. Pitfall: a middleware between
-// the logger and the verifier then also sees the outcome on r.Context()
-// once the verifier has run (after next returns, say), where a plain
-// context value is visible below the verifier only.
 func (v *Verifier) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := v.state(r)
-		ctx := r.Context()
-		// Under saguaro's request logger the outcome goes into the
-		// logger's per-request scope, and the request is passed on as it
-		// is, not copied. Only when no outcome is visible yet: one set
-		// before (auth.NewContext, another verifier) is shadowed by a
-		// node of this request's own, as a context value always is.
-		if sc := reqscope.From(ctx); sc != nil && ctx.Value(stateKey{}) == nil && sc.SetAuth(st) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, stateKey{}, st)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
 	})
 }
 

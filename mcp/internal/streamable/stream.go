@@ -46,6 +46,7 @@ type stream struct {
 	closeRetry time.Duration       // > 0: the connection must close (polling)
 	started    bool                // a POST stream: its connection turned into an event stream
 	final      bool                // a POST stream: its response is in the log
+	finalCode  int                 // and that response's JSON-RPC error code
 	onIdle     func()              // a POST stream: cancels its call
 	grace      *time.Timer         // cancels the call, or forgets the finished stream, of an absent client
 	// idTag ends the event ids of a POST stream: the replica that runs
@@ -75,6 +76,9 @@ type (
 		// release, when set, is the pooled buffer body lies in, given
 		// back once body is written (protocol.Reply.Buffer).
 		release []byte
+		// code is the answer's JSON-RPC error code (0 for a result),
+		// for the log line of the request that delivers it.
+		code int
 	}
 )
 
@@ -283,6 +287,7 @@ func (st *stream) finish(answer *callDone) {
 		return
 	}
 	st.emitLocked(answer.body)
+	st.finalCode = answer.code
 	st.final = true
 	st.onIdle = nil
 	st.stopGrace()
@@ -399,6 +404,7 @@ type connState struct {
 	// the last seq taken.
 	prime  []byte
 	cursor int64
+	ctx    context.Context // the connection's request's, for its log line
 }
 
 // handleConn is the loop of every stream connection, POST or GET.
@@ -415,6 +421,8 @@ func handleConn(info any, push controller.Push, c *connState) (*connState, contr
 			}
 		}
 		if done {
+			// finalCode was set before final, under the lock take held.
+			c.st.s.tab.t.errorCode(c.ctx, c.st.finalCode)
 			c.st.detach(c.mb, true)
 			return c, controller.Stop(nil)
 		}
@@ -487,6 +495,10 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	if s == nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
+	s.attrs(r.Request)
+	if tab.t.closing() {
+		return shuttingDown(wire.ID{})
+	}
 	// The GET stream is the cluster's log: read what this replica has
 	// not heard of yet, then attach.
 	if err := s.standalone().sync(r.Context()); err != nil {
@@ -533,7 +545,7 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	st.mb = mb
 	st.taken = after
 	st.stopGrace()
-	c := &connState{st: st, mb: mb, prime: st.primingFrame(after), cursor: after}
+	c := &connState{st: st, mb: mb, prime: st.primingFrame(after), cursor: after, ctx: r.Context()}
 	st.woken = false
 	st.wakeLocked()
 	s.mu.Unlock()

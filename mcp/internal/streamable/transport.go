@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
@@ -54,6 +55,10 @@ type Config struct {
 	// Observer hears sessions, streams, queue overflows and relays, for
 	// telemetry; nil hears nothing.
 	Observer Observer
+	// Standalone says that no other replica can take a session over
+	// (Cluster is this process's alone): Shutdown ends the sessions, and
+	// a request for one afterwards gets 404.
+	Standalone bool
 }
 
 // Observer is what telemetry hears of the transport. Its methods must not
@@ -121,12 +126,18 @@ type Transport struct {
 	listeners listenLimits
 	// callers counts what each caller holds.
 	callers callers
-	stop    []func()
+	// calls counts the session calls in flight, for Shutdown.
+	calls callCount
+	// draining: Drain or Shutdown was called; shutdown: Shutdown was.
+	draining, shutdown atomic.Bool
+	stop               []func()
+	stopOnce           sync.Once
 }
 
 // New builds a Transport.
 func New(cfg Config) *Transport {
 	t := &Transport{engine: cfg.Engine, cfg: cfg, log: cfg.Logger, workers: workerPool{work: make(chan job)}}
+	t.calls.idle = make(chan struct{})
 	if m, ok := t.engine.Method("tasks/get"); ok && m.Offered {
 		t.tasks = true
 	}
@@ -187,28 +198,6 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var errForbidden = wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed")
 
-// Shutdown ends every session (OnClose hears "shutdown"): their calls are
-// cancelled, their open streams end, and each is released in the cluster
-// for another replica to take. The transport stops hearing the cluster
-// and the engine: Shutdown is its last call.
-func (t *Transport) Shutdown(ctx context.Context) error {
-	defer func() {
-		for _, stop := range t.stop {
-			stop()
-		}
-	}()
-	if t.sessions == nil {
-		return nil
-	}
-	for _, s := range t.sessions.all() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s.endBecause(CloseShutdown)
-	}
-	return nil
-}
-
 // Sessions returns how many sessions are live.
 func (t *Transport) Sessions() int {
 	if t.sessions == nil {
@@ -233,9 +222,12 @@ func (t *Transport) notice(n cluster.Notice) {
 		}
 		return
 	}
-	if t.sessions != nil {
-		t.sessions.notice(n)
+	if t.sessions == nil || n.Kind == cluster.NoticeReset && t.closing() {
+		// A replica shutting down records nothing again: its
+		// sessions are being released.
+		return
 	}
+	t.sessions.notice(n)
 }
 
 // changeHub is a set of change listeners.
@@ -299,9 +291,20 @@ func jsonHeader() http.Header {
 	return http.Header{"Content-Type": {"application/json"}}
 }
 
+// attrs reports attributes of the request ctx belongs to to the log
+// hook. It is called on the request's goroutine (or one it waits for),
+// before the request's handler returns: the hook, httplog.SetAttrs, is not
+// safe for concurrent use.
 func (t *Transport) attrs(ctx context.Context, attrs ...slog.Attr) {
 	if t.cfg.Attrs != nil {
 		t.cfg.Attrs(ctx, attrs...)
+	}
+}
+
+// errorCode reports a call's JSON-RPC error code, if it failed.
+func (t *Transport) errorCode(ctx context.Context, code int) {
+	if code != 0 {
+		t.attrs(ctx, slog.Int(protocol.AttrErrorCode, code))
 	}
 }
 
