@@ -8,6 +8,7 @@ package mcp
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -404,4 +405,23 @@ func TestRelayRefusesAForgedHeader(t *testing.T) {
 	assert.Equal(t, b.member.Self().ID, resp.Header.Get("Saguaro-Relay"), "the 421 names the replica that answered")
 	readError(t, resp, http.StatusMisdirectedRequest, -32600)
 	assert.Zero(t, a.relayed.Load())
+}
+
+// TestRelayBoundsTheBody: a body over the limit sent to a replica that
+// would relay it is answered 413 there, declared or not, and never
+// reaches the owner.
+func TestRelayBoundsTheBody(t *testing.T) {
+	store := cluster.NewMemory()
+	small := func(o *Options) { o.MaxBodyBytes = 1 << 10 }
+	a, b := startRelayReplica(t, store, small), startRelayReplica(t, store, small)
+	sid := a.open("2025-11-25", "{}")
+	big := toolCall("1", "echo", `{"text":"`+strings.Repeat("x", 2<<10)+`"}`)
+	readError(t, b.post(sid, big), http.StatusRequestEntityTooLarge, -32600)
+
+	// Chunked, with no declared length.
+	req := b.newReq(context.Background(), http.MethodPost, sid, struct{ io.Reader }{strings.NewReader(big)})
+	req.ContentLength = -1
+	readError(t, b.do(req), http.StatusRequestEntityTooLarge, -32600)
+	assert.Zero(t, a.relayed.Load())
+	assert.Equal(t, "fits", b.call(sid, toolCall("2", "echo", `{"text":"fits"}`)).text(t))
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/saguaro-go/saguaro/mcp/cluster"
 )
 
 func TestOwnersRememberAndForget(t *testing.T) {
@@ -72,4 +74,15 @@ func TestPeerURLs(t *testing.T) {
 	} {
 		assert.Equal(t, bad, newPeer("r", u).bad, u)
 	}
+}
+
+// TestOwnersForgetAMovedSession: the cluster's word that a session moved
+// drops what the replica remembers of its owner.
+func TestOwnersForgetAMovedSession(t *testing.T) {
+	tr := newTestTransport(t)
+	tr.owners.put("s1", "r1", "http://a/mcp", "")
+	tr.owners.put("s2", "r1", "http://a/mcp", "")
+	tr.notice(cluster.Notice{Kind: cluster.NoticeMoved, Session: "s1"})
+	assert.Nil(t, tr.owners.get("s1"))
+	assert.NotNil(t, tr.owners.get("s2"))
 }
