@@ -184,6 +184,7 @@ func callerTokens(t *testing.T, dbURL, base string, n int) []string {
 	defer db.Close()
 	srv, err := oauth.New(ctx, db, oauth.Options{Issuer: base, Resource: base + "/mcp", Scopes: []string{scopeRead, scopeWrite}})
 	require.NoError(t, err)
+	defer srv.Close()
 	tokens := make([]string, n)
 	for i := range tokens {
 		tokens[i], err = srv.DevToken(ctx, fmt.Sprintf("load-%d", i+1), scopeRead+" "+scopeWrite, time.Hour)
