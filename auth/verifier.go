@@ -28,8 +28,13 @@ type Options struct {
 	// Required.
 	Resource string
 
-	// Issuer is the authorization server's issuer identifier; iss must
-	// equal it exactly. Required.
+	// Issuer is the authorization server's issuer identifier (RFC 8414):
+	// its absolute http(s) URL, with a host and no query or fragment, e.g.
+	// "https://login.example.com". A token's iss must equal it exactly,
+	// and [Verifier.ResourceMetadata] names it as the authorization server
+	// clients discover. Required; a name such as "mysrv-dev" is refused.
+	// Pitfall: compared exactly, so "https://login.example.com/" is
+	// another issuer; copy the authorization server's own issuer value.
 	Issuer string
 
 	// Keys are static verification keys (see [Key]).
@@ -117,8 +122,8 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 	if err := checkResourceURL(o.Resource); err != nil {
 		return nil, fmt.Errorf("%w: Resource: %w", ErrOptions, err)
 	}
-	if o.Issuer == "" {
-		return nil, fmt.Errorf("%w: Issuer is required", ErrOptions)
+	if err := checkIssuerURL(o.Issuer); err != nil {
+		return nil, fmt.Errorf("%w: Issuer %q: %w", ErrOptions, o.Issuer, err)
 	}
 	if len(o.Keys) == 0 && o.JWKS == nil && o.Introspection == nil {
 		return nil, fmt.Errorf("%w: no keys: set Keys, JWKS or Introspection", ErrOptions)
@@ -146,8 +151,8 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 			return nil, err
 		}
 		o.ResourceMetadataURL = u
-	} else if u, err := url.Parse(o.ResourceMetadataURL); err != nil || !u.IsAbs() {
-		return nil, fmt.Errorf("%w: ResourceMetadataURL %q is not an absolute URL", ErrOptions, o.ResourceMetadataURL)
+	} else if u, err := url.Parse(o.ResourceMetadataURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("%w: ResourceMetadataURL %q is not an absolute http(s) URL", ErrOptions, o.ResourceMetadataURL)
 	}
 
 	v := &Verifier{
@@ -400,6 +405,26 @@ func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
 		}
 		return jwt.VerificationKeySet{Keys: keys}, nil
 	}
+}
+
+// checkIssuerURL accepts what RFC 8414 §2 calls an issuer identifier (a
+// URL with no query or fragment), over http as well as https so that a
+// development server on loopback works. It is checked here because the
+// issuer is also the authorization server a client discovers through the
+// resource metadata, which must be a URL.
+func checkIssuerURL(s string) error {
+	const want = `an issuer is the authorization server's URL, e.g. "https://login.example.com" (RFC 8414)`
+	if s == "" {
+		return errors.New("required: " + want)
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil, u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return errors.New("not an absolute http(s) URL: " + want)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#"):
+		return errors.New("an issuer URL has no query or fragment (RFC 8414)")
+	}
+	return nil
 }
 
 // checkResourceURL accepts an absolute http(s) URL without a fragment.

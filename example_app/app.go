@@ -42,6 +42,9 @@ type config struct {
 	// "demo"; PrintToken prints a development token at start.
 	Password   string
 	PrintToken bool
+	// ResetPassword gives "demo" a new password at start (see
+	// printSignIn), unless Password sets it.
+	ResetPassword bool
 	// Database is where the board lives: a PostgreSQL URL
 	// (postgres://…), shared by replicas, or the path of an SQLite file;
 	// "" is an SQLite database in memory.

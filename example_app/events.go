@@ -33,7 +33,8 @@ type tick struct{}
 // eventRoutes serves the live feed:
 //
 //	GET  /events            Server-Sent Events: a "snapshot" of the board
-//	                        first, then "task" changes, "mcp" activity,
+//	                        and the chart's last "tools" figures first,
+//	                        then "task" changes, "mcp" activity, "tools",
 //	                        "broadcast" messages and a "tick" every 5 s;
 //	                        resumes after Last-Event-ID. No token needed.
 //	POST /events/broadcast  the request body is sent to every open stream
@@ -166,7 +167,7 @@ func (a *app) feed(req *controller.Request) controller.Reply {
 	}
 	// The subscription ends with the mailbox; the hub's end of it (it
 	// closed, or the client fell too far behind) arrives as sse.Ended.
-	if _, err := a.hub.SubscribeMailbox(feedTopic, lastID, mb); err != nil {
+	if err := a.subscribeFeed(lastID, mb); err != nil {
 		return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
 	}
 	mb.Every(tickInterval, tick{})

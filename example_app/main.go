@@ -62,6 +62,7 @@ func main() {
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	printToken := flag.Bool("dev-token", true, "print a development access token (1 hour, all scopes) for curl")
 	devLogin := flag.Bool("dev-login", false, "development: approve every OAuth sign-in as user \"dev\", without a login page")
+	resetPassword := flag.Bool("reset-password", false, "give the login page's user \"demo\" a new password and print it (unless $"+passwordEnv+" sets it)")
 	debugAddr := flag.String("debug-addr", "", "serve expvar, pprof and a forced GC (POST /debug/gc) on this address, e.g. 127.0.0.1:6060; off when empty; never expose it")
 	sessionIdle := flag.Duration("session-idle", 30*time.Minute, "end an MCP session after this long without a request or an open stream")
 	bodyTimeout := flag.Duration("body-timeout", 30*time.Second, "cut a client whose request body takes longer than this to arrive (408)")
@@ -116,6 +117,7 @@ func main() {
 	if *dbURL != "" {
 		cfg.Database = *dbURL
 	}
+	cfg.ResetPassword = *resetPassword
 	if *devLogin {
 		cfg.DevUser = "dev"
 	}
@@ -175,23 +177,8 @@ const (
 
 // greet prints how to sign in, and a development token when asked.
 func greet(ctx context.Context, a *app) error {
-	if a.cfg.DevUser != "" {
-		fmt.Printf("sign-in: development mode, every sign-in is approved as %q\n", a.cfg.DevUser)
-	} else if a.cfg.Password != "" {
-		if err := a.oauth.SetPassword(ctx, "demo", a.cfg.Password); err != nil {
-			return err
-		}
-		fmt.Printf("sign-in: user demo, password from %s\n", passwordEnv)
-	} else {
-		pw, err := a.oauth.EnsureUser(ctx, "demo")
-		if err != nil {
-			return err
-		}
-		if pw != "" {
-			fmt.Printf("sign-in: user demo, password %s (set %s to choose it)\n", pw, passwordEnv)
-		} else {
-			fmt.Printf("sign-in: user demo, with the password printed when it was created (or set %s)\n", passwordEnv)
-		}
+	if err := printSignIn(ctx, os.Stdout, a); err != nil {
+		return err
 	}
 	if a.cfg.PrintToken {
 		token, err := a.oauth.DevToken(ctx, "dev", scopeRead+" "+scopeWrite, time.Hour)

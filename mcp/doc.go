@@ -242,9 +242,16 @@
 //	  has not recorded the session again yet)
 //	session moving between replicas (a race)             503, Retry-After: 1, -32603
 //	owner unreachable for a reason other than being gone 502, -32603
+//	owner accepts a relay and does not answer (stopped)  once its lease lapses: taken over, the
+//	                                                       request served; while it beats: 502,
+//	                                                       -32603 after RequestTimeout + 1 s
+//	owner stops while a relayed event stream is silent   once its lease lapses, the stream is cut
+//	  (no keep-alive for twice KeepAlive)                  (the client resumes where it is taken over)
 //	owner dies while a relayed answer streams            the client's answer is cut (it resumes
 //	                                                       with Last-Event-ID); Warn with replica, session
-//	a relayed request reaching the wrong replica         421 (the relaying replica then takes over)
+//	a relayed request reaching the wrong replica         421 naming the replica that answered (the
+//	                                                       relaying replica then finds the owner
+//	                                                       again, or takes over when it is gone)
 //	resuming a POST stream whose call died with its      200, one event: that call's -32603
 //	  replica (the id names the call)                       error response, then the stream ends
 //	a session whose state cannot move, owner gone        404 (the client initializes again)

@@ -243,6 +243,12 @@ func (s *Server) EnsureUser(ctx context.Context, user string) (string, error) {
 	if n > 0 {
 		return "", nil
 	}
+	return s.ResetPassword(ctx, user)
+}
+
+// ResetPassword gives user (created if missing) a new random password
+// and returns it; the old one no longer signs in.
+func (s *Server) ResetPassword(ctx context.Context, user string) (string, error) {
 	pw := randomToken()[:16]
 	return pw, s.SetPassword(ctx, user, pw)
 }

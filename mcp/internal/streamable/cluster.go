@@ -184,8 +184,11 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 	relayed := r.Header.Get(relayHeader)
 	if relayed != "" && relayed != self.ID {
 		// Sent to a replica that used to listen at this address.
-		return nil, errorReply(http.StatusMisdirectedRequest, wire.NewError(wire.InvalidRequest,
+		return nil, misdirected(self.ID, wire.NewError(wire.InvalidRequest,
 			"Misdirected Request: this replica is not "+relayed))
+	}
+	if reply := tab.relayCached(r, id); reply != nil {
+		return nil, reply
 	}
 	ctx, cancel := clusterContext(r.Context())
 	defer cancel()
@@ -213,8 +216,9 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 			if err == nil {
 				if relayed != "" {
 					// Never relay twice: the owner changed
-					// while this request travelled.
-					return nil, moving()
+					// while this request travelled, or the
+					// relaying replica remembered an old one.
+					return nil, misdirected(self.ID, errNotHere)
 				}
 				return nil, tab.relay(rec, url)
 			}
@@ -444,6 +448,7 @@ func (tab *sessionTable) notice(n cluster.Notice) {
 			}
 		}
 	case cluster.NoticeMoved:
+		tab.t.owners.forget(n.Session)
 		tab.mu.RLock()
 		s := tab.m[n.Session]
 		tab.mu.RUnlock()

@@ -124,6 +124,9 @@ type Transport struct {
 	// serves the request again here); relay is the relays' HTTP client.
 	handler http.Handler
 	relay   *http.Transport
+	// owners remembers where other replicas' sessions run, and where
+	// the other replicas listen.
+	owners *owners
 	// workers run the calls that get a goroutine of their own.
 	workers workerPool
 	// listeners counts the open subscriptions/listen streams.
@@ -149,6 +152,7 @@ func New(cfg Config) *Transport {
 	t.cluster = cfg.Cluster
 	t.self = t.cluster.Self()
 	t.relay = newRelayTransport()
+	t.owners = newOwners(ownersBound(cfg.Sessions))
 	if cfg.Sessions != nil {
 		t.allow = "GET, POST, DELETE"
 		t.sessions = newSessionTable(t, cfg.Sessions)
