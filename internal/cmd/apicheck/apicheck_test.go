@@ -231,3 +231,26 @@ func TestUsage(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist, "a missing API file is an error, not a pass")
 	assert.NotErrorIs(t, err, errDiffers)
 }
+
+// FuzzCompare: whatever the recorded file holds, reading and comparing it
+// never panics, a file compared with itself has no difference, and every
+// difference names a line of one side.
+func FuzzCompare(f *testing.F) {
+	for _, l := range strings.Split(fixtureAPI, "\n") {
+		f.Add(l, "pkg example.com/fixture, func Greet(string, int) string")
+	}
+	f.Add("pkg p, type I interface, unexported methods", "pkg p, type I interface, M()")
+	f.Add("pkg p, method (*T[K]) M()", "pkg p, method (T[K]) M()")
+	f.Add("pkg , ", "type")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		old := []string{a, b}
+		if d := compare(old, old); len(d) != 0 {
+			t.Fatalf("a file differs from itself: %+v", d)
+		}
+		for _, c := range compare([]string{a}, []string{b}) {
+			if c.old != a && c.new != b {
+				t.Fatalf("a change of neither line: %+v", c)
+			}
+		}
+	})
+}
