@@ -178,20 +178,8 @@
 // request timeout, or, when its stream's client left, ResumeGrace later
 // unless the client resumed.
 //
-// Over stdio ([ServeStdio]), where the specification only says one
-// message per line and nothing else on standard output:
-//
-//	line not JSON, or not UTF-8                          -32700, id null; the session goes on
-//	batch of more than ConnOptions.MaxBatch (32)         -32600, id null; nothing runs
-//	line over ConnOptions.MaxMessageBytes (4 MiB)        -32600 "message too large", id null, written
-//	                                                       as soon as the limit is crossed; the rest of
-//	                                                       the line is read and dropped
-//	response to a request the server never sent          dropped, nothing written
-//	standard input ends (the client closed it)           running calls cancelled and answered -32603
-//	                                                       "Request cancelled"; ServeStdio returns nil
-//	standard output closed by the client (EPIPE)         reading stops, calls cancelled, nil; SIGPIPE
-//	                                                       does not kill the process while ServeStdio runs
-//	ctx cancelled (cancel it on SIGTERM)                 as at the end of input
+// Over stdio, [ServeStdio]'s documentation says what happens where the
+// specification is silent (a bad line, a huge one, the end of the input).
 //
 // # Bounds
 //

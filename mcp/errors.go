@@ -14,7 +14,8 @@ var (
 	// requests fail with it; notifications are dropped silently instead.
 	ErrNoBackchannel = protocol.ErrNoBackchannel
 	// ErrSessionEnded: a server→client request or a notification whose
-	// session ended (reaped, deleted) before it completed.
+	// session ended (reaped, deleted) before it completed, or, over
+	// stdio, a server→client request once the client closed its input.
 	ErrSessionEnded = protocol.ErrSessionEnded
 	// ErrStoreUnavailable: a server→client request of a replicated
 	// session whose store did not answer.
