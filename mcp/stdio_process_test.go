@@ -29,7 +29,7 @@ import (
 const stdioChildEnv = "SAGUARO_TEST_STDIO_SERVER"
 
 // stdioChildShutdown is the child's ConnOptions.ShutdownTimeout.
-const stdioChildShutdown = time.Second
+const stdioChildShutdown = 3 * time.Second
 
 // stdioChild is the child's main: it serves until ServeStdio returns, and
 // exits 0 when that is nil, 1 otherwise. SIGTERM ends it as a shutdown.

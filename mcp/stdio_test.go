@@ -227,7 +227,9 @@ func TestStdioConcurrencyAndCancellation(t *testing.T) {
 // unable to arrive; ServeConn returns nil.
 func TestStdioInputEnd(t *testing.T) {
 	t.Parallel()
-	const timeout = 600 * time.Millisecond
+	// The margin between the cancellation and the timeout is a tenth of
+	// it: 200 ms, room enough on a loaded machine for the answer to go out.
+	const timeout = 2 * time.Second
 	f := newFixture(t)
 	c := startStdio(t, f.srv, &ConnOptions{ShutdownTimeout: timeout})
 	c.open("2025-11-25", clientCapsAll)
