@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/format"
 	"io"
 	"net/http"
 	"os"
@@ -57,6 +58,9 @@ func buildFirstServer(t *testing.T) firstServer {
 	readme := string(b)
 	src := readmeBlock(t, readme, "<!-- first-server main.go")
 	require.Contains(t, src, "package main")
+	formatted, err := format.Source([]byte(src))
+	require.NoError(t, err)
+	require.Equal(t, string(formatted), src, "the README's main.go is not gofmt'ed")
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644))
