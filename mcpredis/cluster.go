@@ -90,6 +90,9 @@ type Cluster struct {
 	done   sync.WaitGroup
 
 	beaten atomic.Bool // a beat succeeded once
+	// lastBeat is when the last successful beat started (Unix ns), for
+	// Healthy.
+	lastBeat atomic.Int64
 
 	mu       sync.Mutex
 	watchers map[int]func(cluster.Notice)
@@ -555,10 +558,12 @@ func (c *Cluster) heartbeat(ctx context.Context) {
 func (c *Cluster) beat(ctx context.Context) (known bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Heartbeat)
 	defer cancel()
+	start := time.Now()
 	n, err := beatScript.Run(ctx, c.rdb, nil, c.key("r:", c.self.ID), c.self.URL, c.opts.ReplicaTTL.Milliseconds(),
 		c.opts.Prefix, c.grace().Milliseconds(), flag(c.beaten.Load())).Int()
 	if err == nil {
 		c.beaten.Store(true)
+		c.lastBeat.Store(start.UnixNano())
 	}
 	return n == 1, err
 }

@@ -114,6 +114,18 @@ type Bus interface {
 	Watch(fn func(Notice)) (stop func())
 }
 
+// HealthChecker is what a store that can tell whether it answers
+// implements (mcpredis does; Memory, which always answers, does not): a
+// readiness probe asks it, so that a balancer stops sending requests to
+// a replica whose store is unreachable.
+type HealthChecker interface {
+	// Healthy returns nil when the store answered recently, or why it
+	// does not. It is cheap enough to call on every probe: it need not
+	// reach the store when it heard from it a moment ago, and honours
+	// ctx when it must.
+	Healthy(ctx context.Context) error
+}
+
 // Replica names one replica of a cluster.
 type Replica struct {
 	// ID is unique per process (a restarted replica is a new one).
