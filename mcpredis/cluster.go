@@ -336,9 +336,23 @@ func (c *Cluster) Claim(ctx context.Context, id, from string) (bool, error) {
 	return n == 1, nil
 }
 
-// Release implements cluster.Cluster.
-func (c *Cluster) Release(ctx context.Context, id string) error {
-	if err := releaseScript.Run(ctx, c.rdb, nil, c.opts.Prefix, id, c.self.ID).Err(); err != nil {
+// Release implements cluster.Cluster: the ids go to Redis in pipelined
+// batches, each bounded by ctx.
+func (c *Cluster) Release(ctx context.Context, ids ...string) error {
+	calls := make([]call, len(ids))
+	for i, id := range ids {
+		calls[i] = call{args: []any{c.opts.Prefix, id, c.self.ID}}
+	}
+	var failed error
+	err := c.evalAll(ctx, releaseScript, calls, func(_ int, cmd *redis.Cmd) {
+		if failed == nil && cmd.Err() != nil {
+			failed = cmd.Err()
+		}
+	})
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
 		return fmt.Errorf("mcpredis: release: %w", err)
 	}
 	return nil

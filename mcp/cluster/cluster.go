@@ -74,9 +74,14 @@ type Directory interface {
 	// still from, and reports whether it did. A replica that lost a
 	// session this way hears NoticeMoved.
 	Claim(ctx context.Context, id, from string) (bool, error)
-	// Release gives up this replica's ownership of a session without
-	// ending it (the replica shuts down): the next request claims it.
-	Release(ctx context.Context, id string) error
+	// Release gives up this replica's ownership of sessions without
+	// ending them (the replica shuts down): the next request for each
+	// claims it. Many ids are released in batches, each a few
+	// milliseconds of the store's time; when ctx ends first, Release
+	// returns its error and the sessions not released yet stay this
+	// replica's, to be taken over once it stops beating, as after a
+	// crash.
+	Release(ctx context.Context, ids ...string) error
 	// End forgets an ended session: its record, its log, its
 	// subscriptions.
 	End(ctx context.Context, id string) error

@@ -212,14 +212,16 @@ func (r *Member) Claim(_ context.Context, id, from string) (bool, error) {
 
 // Release implements Directory. A session released by the store's only
 // replica ends: no other replica could ever take it.
-func (r *Member) Release(_ context.Context, id string) error {
-	m := r.m
+func (r *Member) Release(_ context.Context, ids ...string) error {
+	m, now := r.m, time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s := m.live(id, time.Now()); s != nil && s.rec.Owner == r.self.ID {
-		s.rec.Owner = ""
-		if len(m.members) == 1 {
-			delete(m.sessions, id)
+	for _, id := range ids {
+		if s := m.live(id, now); s != nil && s.rec.Owner == r.self.ID {
+			s.rec.Owner = ""
+			if len(m.members) == 1 {
+				delete(m.sessions, id)
+			}
 		}
 	}
 	return nil

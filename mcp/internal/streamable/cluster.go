@@ -144,20 +144,14 @@ func (s *session) keep() {
 
 // forget tells the cluster that s ended: a session that moved away is
 // someone else's now, one shut down is released for another replica to
-// take, any other is gone.
+// take (by Shutdown, all at once), any other is gone.
 func (tab *sessionTable) forget(s *session, reason CloseReason) {
+	if reason == CloseMoved || reason == CloseShutdown {
+		return
+	}
 	ctx, cancel := clusterContext(context.Background())
 	defer cancel()
-	var err error
-	switch reason {
-	case CloseMoved:
-		return
-	case CloseShutdown:
-		err = tab.cluster.Release(ctx, s.id)
-	default:
-		err = tab.cluster.End(ctx, s.id)
-	}
-	if err != nil {
+	if err := tab.cluster.End(ctx, s.id); err != nil {
 		tab.t.log.Warn("mcp: the session store did not hear that a session ended",
 			slog.String(protocol.AttrSession, s.id), slog.String("reason", string(reason)), slog.Any("err", err))
 	}

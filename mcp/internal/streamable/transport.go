@@ -184,9 +184,12 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var errForbidden = wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed")
 
 // Shutdown ends every session (OnClose hears "shutdown"): their calls are
-// cancelled, their open streams end, and each is released in the cluster
-// for another replica to take. The transport stops hearing the cluster
-// and the engine: Shutdown is its last call.
+// cancelled, their open streams end, and they are released in the
+// cluster, in batches, for another replica to take. ctx bounds the
+// whole: sessions not released when it ends stay this replica's in the
+// store, and are taken over once it stops beating, as after a crash. The
+// transport stops hearing the cluster and the engine: Shutdown is its
+// last call.
 func (t *Transport) Shutdown(ctx context.Context) error {
 	defer func() {
 		for _, stop := range t.stop {
@@ -196,13 +199,20 @@ func (t *Transport) Shutdown(ctx context.Context) error {
 	if t.sessions == nil {
 		return nil
 	}
-	for _, s := range t.sessions.all() {
-		if err := ctx.Err(); err != nil {
-			return err
+	all := t.sessions.all()
+	ids := make([]string, 0, len(all))
+	var err error
+	for _, s := range all {
+		if err = ctx.Err(); err != nil {
+			break
 		}
 		s.endBecause(CloseShutdown)
+		ids = append(ids, s.id)
 	}
-	return nil
+	if rerr := t.cluster.Release(ctx, ids...); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // Sessions returns how many sessions are live.
