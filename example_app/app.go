@@ -88,7 +88,7 @@ type app struct {
 	endpoint *mcp.Endpoint
 	// With -redis: the cluster and its client.
 	cluster *mcpredis.Cluster
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	unwatch func()
 	// tel is the MCP endpoint's telemetry (/metrics, OTLP, the chart);
 	// stopChart ends the chart's feed.
