@@ -70,7 +70,7 @@ func (c *Cluster) evalBatch(ctx context.Context, script *redis.Script, calls []c
 			continue
 		}
 		if err != nil && !isReplyError(err) {
-			return nil, err
+			return nil, c.fail(err)
 		}
 		return cmds, nil
 	}

@@ -435,6 +435,7 @@ func (c *Cluster) listen(ctx context.Context) {
 			continue
 		}
 		if err != nil {
+			_ = c.fail(err)
 			if !failing {
 				c.log.Warn("mcpredis: the bus is unreachable", slog.Any("err", err))
 			}
@@ -538,6 +539,7 @@ func (c *Cluster) catchUp(ctx context.Context) {
 		msgs, err := c.rdb.XRangeN(rctx, c.shared("log"), "("+strconv.FormatInt(f.cursor, 10)+"-0", "+", page).Result()
 		cancel()
 		if err != nil {
+			_ = c.fail(err)
 			return // the next message or heartbeat tries again
 		}
 		var batch []change

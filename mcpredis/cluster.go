@@ -322,6 +322,20 @@ func misdirected(err error) error {
 	return err
 }
 
+// fail passes err on, after asking a Redis Cluster client to read the
+// cluster's layout again when err is not an answer of Redis (a node went
+// away: after a failover its slots are served by another, which the
+// client would otherwise learn only at its next periodic refresh).
+func (c *Cluster) fail(err error) error {
+	if err == nil || isReplyError(err) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+	return err
+}
+
 // hasShardedPubSub reports whether the server speaks Redis 7's sharded
 // pub/sub (SPUBLISH, SSUBSCRIBE), from the version INFO gives (Valkey
 // gives the Redis version it matches).
@@ -410,7 +424,7 @@ func (c *Cluster) save(ctx context.Context, mode string, rec *cluster.Record, tt
 	n, err := saveScript.Run(ctx, c.rdb, cl.keys, cl.args...).Int()
 	switch {
 	case err != nil:
-		return fmt.Errorf("mcpredis: %s: %w", mode, err)
+		return fmt.Errorf("mcpredis: %s: %w", mode, c.fail(err))
 	case n == 0:
 		return cluster.ErrSessionUnknown
 	case n == -2:
@@ -450,13 +464,13 @@ func (c *Cluster) Load(ctx context.Context, id string) (*cluster.Record, error) 
 	}
 	m, err := c.rdb.HGetAll(ctx, c.recKey(id)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("mcpredis: load: %w", misdirected(err))
+		return nil, fmt.Errorf("mcpredis: load: %w", misdirected(c.fail(err)))
 	}
 	if m["rev"] == "" {
 		// Unknown, or not recorded again yet after Redis lost it.
 		rec, err := c.recovering(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("mcpredis: load: %w", err)
+			return nil, fmt.Errorf("mcpredis: load: %w", c.fail(err))
 		}
 		if rec {
 			return nil, ErrRecovering
@@ -499,7 +513,7 @@ func (c *Cluster) Touch(ctx context.Context, id string, ttl time.Duration) error
 	}
 	n, err := touchScript.Run(ctx, c.rdb, []string{c.recKey(id), c.logKey(id)}, ttl.Milliseconds()).Int()
 	if err != nil {
-		return fmt.Errorf("mcpredis: touch: %w", err)
+		return fmt.Errorf("mcpredis: touch: %w", c.fail(err))
 	}
 	if n == 0 {
 		return cluster.ErrSessionUnknown
@@ -515,7 +529,7 @@ func (c *Cluster) Claim(ctx context.Context, id, from string) (bool, error) {
 	}
 	n, err := claimScript.Run(ctx, c.rdb, []string{c.recKey(id)}, from, c.self.ID).Int()
 	if err != nil {
-		return false, fmt.Errorf("mcpredis: claim: %w", err)
+		return false, fmt.Errorf("mcpredis: claim: %w", c.fail(err))
 	}
 	if n < 0 {
 		return false, cluster.ErrSessionUnknown
@@ -560,7 +574,7 @@ func (c *Cluster) End(ctx context.Context, id string) error {
 		return nil
 	}
 	if err := c.rdb.Del(ctx, c.recKey(id), c.logKey(id)).Err(); err != nil {
-		return fmt.Errorf("mcpredis: end: %w", err)
+		return fmt.Errorf("mcpredis: end: %w", c.fail(err))
 	}
 	return nil
 }
@@ -618,7 +632,7 @@ func (c *Cluster) Locate(ctx context.Context, replica string) (string, error) {
 	}
 	v, err := locateScript.Run(ctx, c.rdb, c.regKeys(), replica, c.opts.ReplicaTTL.Milliseconds()).Slice()
 	if err != nil {
-		return "", fmt.Errorf("mcpredis: locate: %w", err)
+		return "", fmt.Errorf("mcpredis: locate: %w", c.fail(err))
 	}
 	if len(v) != 2 {
 		return "", fmt.Errorf("mcpredis: locate: %d values from the script", len(v))

@@ -136,7 +136,7 @@ func (c *Cluster) beat(ctx context.Context) (reset bool, err error) {
 	v, err := beatScript.Run(ctx, c.rdb, c.regKeys(), c.self.ID, c.self.URL, c.opts.ReplicaTTL.Milliseconds(),
 		known, hex.EncodeToString(b[:]), done).Slice()
 	if err != nil {
-		return false, err
+		return false, c.fail(err)
 	}
 	if len(v) != 4 {
 		return false, fmt.Errorf("beat: %d values from the script", len(v))

@@ -294,3 +294,50 @@ func TestNoRedisSkipsOrFailsInCI(t *testing.T) {
 		})
 	}
 }
+
+func TestStartCluster(t *testing.T) {
+	start := time.Now()
+	c := StartCluster(t, 3, 1)
+	t.Logf("a cluster of 3 masters with a replica each in %v", time.Since(start))
+	if n := len(c.Masters()); n != 3 {
+		t.Fatalf("%d masters, want 3", n)
+	}
+	opts, err := redis.ParseClusterURL(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts.Addrs) != 6 {
+		t.Fatalf("the URL names %d nodes, want 6", len(opts.Addrs))
+	}
+	cc := redis.NewClusterClient(opts)
+	defer cc.Close()
+	// Keys in many slots: the cluster serves them all.
+	for i := range 50 {
+		k := "k" + strconv.Itoa(i)
+		if err := cc.Set(ctx(t), k, i, 0).Err(); err != nil {
+			t.Fatalf("SET %s: %v", k, err)
+		}
+	}
+	// A master crashes: its replica takes its slots over.
+	c.Masters()[0].Kill()
+	c.WaitOK(15 * time.Second)
+	if n := len(c.Masters()); n != 3 {
+		t.Fatalf("%d masters after the failover, want 3", n)
+	}
+	// The client learns the new layout (at once when asked to).
+	cc.ReloadState(ctx(t))
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; i < 50; {
+		k := "k" + strconv.Itoa(i)
+		got, err := cc.Get(ctx(t), k).Int()
+		if err == nil && got == i {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s after the failover = %d, %v", k, got, err)
+		}
+		cc.ReloadState(ctx(t))
+		time.Sleep(50 * time.Millisecond)
+	}
+}
