@@ -65,6 +65,19 @@
 // need it fail at once with 503 and Retry-After; sessions keep serving
 // requests that land on their owner, and their changes wait.
 //
+// # When a Redis Cluster master fails
+//
+// Its replica takes its slots over within the cluster's node timeout;
+// meanwhile requests that need those slots get 503 with Retry-After, and
+// afterwards every session it held goes on. Redis replicates
+// asynchronously, so what the master took in its last moments may be
+// missing on its replica: a session created then is unknown afterwards
+// (404: its client initializes again), a save or a logged event then is
+// lost. When the failed master holds the slot of {c} (the registry and the
+// changes), heartbeats fail for the failover's duration: a replica that
+// has not beaten since by the time another asks for one of its sessions
+// may have that session taken over (it moves; it is not lost).
+//
 // # Capacity
 //
 // Measured with bench/cmd/clusterbench on two cores (bench/RESULTS-cluster.md):

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/saguaro-go/saguaro/mcp"
+	mcpcluster "github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
 	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 	"github.com/saguaro-go/saguaro/sse"
@@ -678,6 +679,12 @@ func TestServerRequestOnTheGETStream(t *testing.T) {
 		startReplicaWith(t, "c", url, prefix, nil, jsonOnly),
 	}
 	lb := roundRobin(t, rps...)
+	// What each replica hears from the others: nothing about a session
+	// it does not run.
+	heard := make([]atomic.Int64, len(rps))
+	for i, rp := range rps {
+		defer rp.cl.Watch(func(mcpcluster.Notice) { heard[i].Add(1) })()
+	}
 	c := newClient(t, lb.URL)
 	c.initialize()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -701,6 +708,9 @@ func TestServerRequestOnTheGETStream(t *testing.T) {
 	require.Nil(t, res.Error)
 	assert.Empty(t, before)
 	assert.Contains(t, string(res.Result), "sampled via-get")
+	for i := range rps {
+		assert.Zero(t, heard[i].Load(), "replica %d heard of another's session", i)
+	}
 }
 
 func TestListenHearsOtherReplicas(t *testing.T) {

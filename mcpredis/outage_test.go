@@ -190,12 +190,13 @@ func TestFailoverOfARedisClusterMaster(t *testing.T) {
 	}
 	lb := roundRobin(t, rps...)
 	ids := openSessions(t, rps, 300, 6)
-	// Redis replicates asynchronously: the sessions are on the replicas
-	// of their masters a moment after they were recorded.
-	time.Sleep(300 * time.Millisecond)
 	p := startPinger(t, lb.URL, ids, 6)
 	for _, kill := range rc.Masters() {
 		time.Sleep(500 * time.Millisecond)
+		// Redis replicates asynchronously: what a master took a moment
+		// before it crashed may not be on its replica. The documented
+		// promise covers what was replicated.
+		rc.WaitSynced(5 * time.Second)
 		kill.Kill()
 		rc.WaitOK(20 * time.Second)
 	}

@@ -269,6 +269,57 @@ func (c *Cluster) servedByLive(n *Server) error {
 	return nil
 }
 
+// WaitSynced returns once every live replica has every write its master
+// took (their replication offsets are equal), or fails the test after
+// timeout. Redis replicates asynchronously: a write a master answered
+// may be lost when it fails before its replica has it, so a test that
+// crashes a master and counts on its writes waits for this first.
+func (c *Cluster) WaitSynced(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		behind := ""
+		for _, n := range c.nodes {
+			if !n.running() {
+				continue
+			}
+			out, err := n.command("INFO", "replication")
+			if err != nil {
+				behind = err.Error()
+				break
+			}
+			if !strings.Contains(out, "role:master") {
+				continue
+			}
+			var offset string
+			for line := range strings.SplitSeq(out, "\n") {
+				line = strings.TrimSpace(line)
+				if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+					offset = v
+				}
+			}
+			for line := range strings.SplitSeq(out, "\n") {
+				line = strings.TrimSpace(line)
+				if !strings.HasPrefix(line, "slave") || !strings.Contains(line, "offset=") {
+					continue
+				}
+				_, rest, _ := strings.Cut(line, "offset=")
+				got, _, _ := strings.Cut(rest, ",")
+				if got != offset {
+					behind = fmt.Sprintf("a replica of %s is at offset %s of %s", n.Addr(), got, offset)
+				}
+			}
+		}
+		if behind == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("redistest: replicas not in sync after %v: %s", timeout, behind)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // findCLI returns redis-cli: beside redis-server, else on PATH.
 func findCLI(server string) (string, error) {
 	p := filepath.Join(filepath.Dir(server), "redis-cli")

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -318,7 +319,9 @@ func TestStartCluster(t *testing.T) {
 			t.Fatalf("SET %s: %v", k, err)
 		}
 	}
-	// A master crashes: its replica takes its slots over.
+	// A master crashes: its replica, which has its writes, takes its
+	// slots over.
+	c.WaitSynced(5 * time.Second)
 	c.Masters()[0].Kill()
 	c.WaitOK(15 * time.Second)
 	if n := len(c.Masters()); n != 3 {
@@ -339,5 +342,29 @@ func TestStartCluster(t *testing.T) {
 		}
 		cc.ReloadState(ctx(t))
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestURLGivesAClusterWhenAsked(t *testing.T) {
+	t.Setenv("REDISTEST_CLUSTER", "1")
+	u := URL(t)
+	opts, err := redis.ParseClusterURL(u)
+	if err != nil {
+		t.Fatalf("URL() = %q: %v", u, err)
+	}
+	if len(opts.Addrs) != 3 {
+		t.Fatalf("URL() names %d nodes, want 3", len(opts.Addrs))
+	}
+	cc := redis.NewClusterClient(opts)
+	defer cc.Close()
+	prefix := Prefix(t)
+	DeleteOnCleanup(t, u, prefix)
+	for i := range 20 {
+		if err := cc.Set(ctx(t), prefix+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info, err := cc.ClusterInfo(ctx(t)).Result(); err != nil || !strings.Contains(info, "cluster_state:ok") {
+		t.Fatalf("CLUSTER INFO: %q, %v", info, err)
 	}
 }
