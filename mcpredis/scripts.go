@@ -121,32 +121,34 @@ return 1
 // appendScript: KEYS record, log; ARGV owner, seq, element, max. Adds
 // event seq to the session's log, after "0" for each number skipped
 // since the last one (a log further behind than max starts afresh),
-// bounded to max elements, with the record's lifetime. Returns 1, 0 when
-// seq is logged already, -1 when the session is unknown, -2 when another
-// replica owns it.
+// bounded to max elements; a log it creates gets the record's lifetime
+// (Save and Touch keep both). Returns 1, 0 when seq is logged already, -1
+// when the session is unknown, -2 when another replica owns it. Four
+// calls on the common path: it runs once per session a change reaches.
 var appendScript = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'lseq')
 if cur[1] == false then return -1 end
 if cur[1] ~= ARGV[1] then return -2 end
 local seq, max = tonumber(ARGV[2]), tonumber(ARGV[4])
 local last = tonumber(cur[2] or '0')
-local n = redis.call('LLEN', KEYS[2])
-if n > 0 and seq <= last then return 0 end
+if last > 0 and seq <= last then return 0 end
 local gap = seq - last - 1
-if n == 0 or gap >= max then
-  if n > 0 then redis.call('DEL', KEYS[2]) end
-  n = 0
+local holes = 0
+if last == 0 or gap >= max then
+  if last > 0 then redis.call('DEL', KEYS[2]) end
 elseif gap > 0 then
-  local holes = {}
-  for i = 1, gap do holes[i] = '0' end
-  redis.call('RPUSH', KEYS[2], unpack(holes))
-  n = n + gap
+  local h = {}
+  for i = 1, gap do h[i] = '0' end
+  redis.call('RPUSH', KEYS[2], unpack(h))
+  holes = gap
 end
-redis.call('RPUSH', KEYS[2], ARGV[3])
-if n + 1 > max then redis.call('LTRIM', KEYS[2], -max, -1) end
+local len = redis.call('RPUSH', KEYS[2], ARGV[3])
+if len > max then redis.call('LTRIM', KEYS[2], -max, -1) end
 redis.call('HSET', KEYS[1], 'lseq', seq)
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+if len == holes + 1 then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+end
 return 1
 `)
 
