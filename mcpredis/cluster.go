@@ -255,6 +255,13 @@ func isClusterURL(u string) bool {
 // in the background until Close. rdb stays the caller's (Close does not
 // close it).
 func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Cluster, error) {
+	return newCluster(ctx, rdb, opts, nil)
+}
+
+// newCluster is New; sharded, when set, says whether to use sharded
+// pub/sub instead of asking the server's version (the tests of the
+// plain pub/sub that Redis before 7 needs).
+func newCluster(ctx context.Context, rdb redis.UniversalClient, opts *Options, sharded *bool) (*Cluster, error) {
 	if opts == nil || opts.URL == "" {
 		return nil, ErrNoURL
 	}
@@ -303,9 +310,13 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Cluste
 	if _, err := c.beat(ctx); err != nil {
 		return nil, fmt.Errorf("mcpredis: %w", misdirected(err))
 	}
-	var err error
-	if c.sharded, err = hasShardedPubSub(ctx, rdb); err != nil {
-		return nil, fmt.Errorf("mcpredis: %w", err)
+	if sharded != nil {
+		c.sharded = *sharded
+	} else {
+		var err error
+		if c.sharded, err = hasShardedPubSub(ctx, rdb); err != nil {
+			return nil, fmt.Errorf("mcpredis: %w", err)
+		}
 	}
 	// Subscribe, and find where the change log ends, before New returns,
 	// so that no change announced after it is missed.
