@@ -80,37 +80,41 @@
 //
 // # Capacity
 //
-// Measured with bench/cmd/clusterbench on two cores (bench/RESULTS-cluster.md):
+// Measured with make -C bench cluster on two shared cores
+// (bench/RESULTS-cluster.md, which projects the figures further with a
+// model whose inputs it measures):
 //
-//   - Per session, in Redis: about 300 bytes for a record and an empty
-//     log (more with a large client capabilities object or handler
-//     state); a full log of changes adds about 1 KB (MaxEvents numbers);
-//     a session's own messages are kept whole. Nothing is kept for a
-//     session that is not recorded: a session whose client never opened
-//     its GET stream logs nothing at all.
-//   - Per session, on its owner: a few KB of heap with a full GET stream
-//     log (the messages of changes are shared).
-//   - Per change: on the shard of {c}, three short scripts (announce,
-//     publish, and on each replica one pub/sub message); on each replica,
-//     one append to each session concerned in memory (about a microsecond
-//     each), and for each such session with a GET stream, one log script
-//     in a pipelined batch (a few microseconds of a shard's time each,
-//     spread over the shards). No Redis call runs longer than a batch: 256
-//     scripts, about a millisecond.
-//   - Per replica: a heartbeat a second (one script on {c}, whose length
-//     grows with the number of replicas), a pub/sub connection, a read of
-//     the change log a second when idle.
-//   - A million sessions over fifty replicas, each session with a GET
-//     stream: about 1.3 GB of Redis for records and full logs (spread
-//     over the cluster's shards by session); 20,000 sessions and some
-//     100 MB of heap per replica; a list change costs each replica
-//     about 20 ms of CPU and the cluster about a million log scripts,
-//     3–6 s of Redis CPU spread over its shards in batches of about a
-//     millisecond; a resource update costs that per subscribed session.
-//     The {c} shard sees fifty heartbeats a second and a few scripts per
-//     change. Registry changes at that scale are best rare and
-//     coalesced: Options.ChangeWindow makes a burst of one kind one
-//     notice.
+//   - Per session, in Redis: a record of about 250–300 bytes (more with a
+//     large client capabilities object or handler state). Once its client
+//     opened the GET stream, a log: a change costs it 4–5 bytes (a full
+//     log of MaxEvents changes, about 520 bytes), a message of the
+//     session's own is kept whole.
+//   - Per session, on its owner: about 1 KiB of heap when idle (a change's
+//     message is shared by every session that hears it); no goroutine.
+//   - Per change: on the shard of {c}, three short scripts and one message
+//     to each replica; on each replica about a microsecond of CPU for each
+//     session it runs that the change concerns; in Redis, one log script
+//     (10–20 µs) for each such session with a GET stream, in pipelined
+//     batches of 128 (2–3 ms of Redis time each), spread over the shards
+//     by session. No Redis call grows with the number of sessions: at
+//     100,000 sessions over three replicas, the last of 1,000 open
+//     streams heard a list change about 160 ms after it was made (100 ms
+//     of which is ChangeWindow), and no Redis call took longer than a log
+//     batch.
+//   - Per replica: a heartbeat a second (a script on {c} that reads the
+//     registry, which grows with the number of replicas), a pub/sub
+//     connection, a read of the change log a second when idle.
+//   - A million sessions over fifty replicas and six Redis shards: about
+//     270 MB of Redis for the records, plus about 500 bytes per session
+//     with a full log (760 MB if every session has one); 20,000 sessions
+//     and some 22 MB of heap per replica. A list change costs each replica
+//     about 17 ms of CPU and reaches its last stream about 150 ms after it
+//     is made; Redis about 10 µs per session with a GET stream: some 9 s
+//     of CPU over the shards if every session has one, in batches of a few
+//     milliseconds. A resource update costs that per subscribed session.
+//     At that scale list changes are best rare, and ChangeWindow makes the
+//     changes of one kind made close together (a deploy that registers a
+//     tool on every replica) one notice.
 //
 // Pitfalls: the URL must reach this replica's endpoint from the other
 // replicas (not through the load balancer); every replica must serve the

@@ -129,7 +129,7 @@ func renderScale(r *runResult) string {
 			"a replica's CPU per session a change reaches %s; Redis CPU per change %s, plus %s per session log entry; a record %.0f B, a full log %.0f B; "+
 			"%.1f KiB of heap per session; the worst PING during a change at %d sessions %s. Projection: latency = fixed + sessions per replica × per "+
 			"session; Redis CPU = per change + sessions with a stream × per entry, the entries spread over the shards by session; the longest store call "+
-			"is one batch of %d log entries.\n\n",
+			"is one batch of %d log scripts at the larger of the per-entry cost and the mean script time measured at the most sessions.\n\n",
 			r.Scale[0].Sessions, report.Dur(in.TFixed), report.Dur(in.TDeliver), report.Dur(in.CDeliver), report.Dur(in.CFixed), report.Dur(in.CAppend),
 			in.MemRecord, in.MemLog, in.HeapSession/1024, in.SessionsSeen, report.Dur(in.WorstPing), logBatch)
 		p("| sessions | replicas | Redis shards | with a stream | last stream told | measured | CPU per replica per change | Redis CPU per change (per shard) | longest store call | Redis memory | heap per replica |\n")

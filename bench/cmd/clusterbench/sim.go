@@ -26,6 +26,7 @@ type simInputs struct {
 	CDeliver     time.Duration // replica CPU per session a change reaches
 	CFixed       time.Duration // Redis CPU per change, logs aside
 	CAppend      time.Duration // Redis CPU per session log entry
+	ScriptMean   time.Duration // a script's mean time at the most sessions
 	MemRecord    float64       // bytes
 	MemLog       float64       // bytes, a full log of changes
 	HeapSession  float64       // bytes of a replica's heap per session
@@ -67,7 +68,7 @@ func simulate(runs []*scaleResult, lg *logResult) *simResult {
 	}
 	lo, hi := ok[0], ok[len(ok)-1]
 	in := simInputs{Window: 100 * time.Millisecond, MemRecord: lg.MemRecord, MemLog: lg.MemLog, CAppend: lg.AppendCPU,
-		HeapSession: hi.HeapPerSession, SessionsSeen: hi.Sessions}
+		HeapSession: hi.HeapPerSession, SessionsSeen: hi.Sessions, ScriptMean: hi.ScriptMean}
 	in.TFixed = medianOf(lo.Rounds, func(a announceRound) time.Duration { return a.Last })
 	if hi != lo {
 		per := float64(hi.Sessions-lo.Sessions) / float64(hi.Replicas)
@@ -89,7 +90,7 @@ func simulate(runs []*scaleResult, lg *logResult) *simResult {
 			RedisCPU:       in.CFixed + time.Duration(logged*float64(in.CAppend)),
 			Memory:         float64(n)*in.MemRecord + logged*in.MemLog,
 			HeapPerReplica: perRep * in.HeapSession,
-			LongestCall:    time.Duration(min(logged, logBatch) * float64(in.CAppend)),
+			LongestCall:    time.Duration(min(logged, logBatch) * float64(max(in.CAppend, in.ScriptMean))),
 		}
 		r.RedisPerShard = time.Duration(float64(r.RedisCPU-in.CFixed)/float64(shards)) + in.CFixed
 		return r
