@@ -23,10 +23,10 @@ LINT_MODULES ?= . mcpredis example_app interop
 # The spec revisions whose requirement sets the conformance suite runs.
 REVISIONS ?= 2025-11-25 2026-07-28
 
-.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
+.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop deploy-check tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
 
 # staticcheck comes last: a lint finding must not hide the tests' verdict.
-test: fmt-check vet go-floor unit interop soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster staticcheck
+test: fmt-check vet go-floor unit interop deploy-check soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -87,6 +87,16 @@ interop: redis postgres
 	CHROMIUM="$$(.ci/chromium.sh)"; export CHROMIUM; \
 	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
+# What deploys the example app, checked without Docker or a cluster
+# (neither runs here): the Kubernetes manifests in deploy/kubernetes
+# validated by kubeconform -strict against the Kubernetes API's schemas
+# (.ci/kubeconform.sh installs both from the Go module proxy, pinned),
+# and example_app/Dockerfile's `go build` line, read from the file, run
+# as the image's build runs it, its binary checked static. See
+# .ci/deploy-check.sh.
+deploy-check:
+	GO=$(GO) .ci/deploy-check.sh
+
 # The official suite's `authorization` command (0.2.0-alpha.12: the
 # authorization-server-metadata-endpoint and authorization-code-grant
 # scenarios) against the example app's own authorization server
@@ -96,10 +106,12 @@ conformance-authorization:
 	GO=$(GO) .ci/conformance-authorization.sh
 
 # Node 22 and the pinned conformance suites, installed into .tools/ from the
-# committed lock files in .ci/npm/, and the pinned staticcheck.
+# committed lock files in .ci/npm/, the pinned staticcheck, and the pinned
+# kubeconform with its Kubernetes schemas.
 tools:
 	.ci/tools.sh
 	.ci/staticcheck.sh >/dev/null
+	.ci/kubeconform.sh >/dev/null
 
 # The official MCP conformance suite against the fixture server
 # (example_app/conformance); fails on any failure or warning not listed in

@@ -39,8 +39,9 @@ SUITE_JS="$TOOLS_DIR/conformance-alpha/node_modules/@modelcontextprotocol/confor
 [ -f "$SUITE_JS" ] || die "missing $SUITE_JS"
 
 rm -rf "$OUT"
-mkdir -p "$OUT/results" "$TOOLS_DIR/bin"
-BIN="$TOOLS_DIR/bin/example_app"
+# This checkout's own binary, never in the shared SAGUARO_TOOLS_DIR.
+mkdir -p "$OUT/results" "$ROOT/.tools/bin"
+BIN="$ROOT/.tools/bin/example_app"
 GOWORK=off "$GO" build -C example_app -o "$BIN" . || die "building example_app failed"
 
 free_port() {

@@ -229,8 +229,11 @@ if [ "${#fixture_cmd[@]}" -eq 0 ]; then
 	# Build once, then run the binary: `go run` would leave its child running if
 	# only the go process got the signal, and its compile time would count
 	# against the startup timeout.
-	mkdir -p "$TOOLS_DIR/bin"
-	bin="$TOOLS_DIR/bin/conformance-fixture"
+	# Built from this checkout into its own .tools/bin, never the shared
+	# SAGUARO_TOOLS_DIR: checkouts that share their tools would otherwise
+	# run each other's fixture.
+	mkdir -p "$ROOT/.tools/bin"
+	bin="$ROOT/.tools/bin/conformance-fixture"
 	say "building ./example_app/conformance (module example_app) -> $bin"
 	# Build to a private name then rename: parallel runs (make -j) never see a
 	# half-written binary.

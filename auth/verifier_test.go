@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +264,13 @@ func TestNewVerifierRejectsBadOptions(t *testing.T) {
 		"resource with fragment": ok(func(o *auth.Options) { o.Resource = testResource + "#x" }),
 		"ftp resource":           ok(func(o *auth.Options) { o.Resource = "ftp://x/mcp" }),
 		"no issuer":              ok(func(o *auth.Options) { o.Issuer = "" }),
+		"issuer not a URL":       ok(func(o *auth.Options) { o.Issuer = "mysrv-dev" }),
+		"relative issuer":        ok(func(o *auth.Options) { o.Issuer = "/login" }),
+		"issuer without host":    ok(func(o *auth.Options) { o.Issuer = "https:///x" }),
+		"ftp issuer":             ok(func(o *auth.Options) { o.Issuer = "ftp://login.example.com" }),
+		"issuer with query":      ok(func(o *auth.Options) { o.Issuer = testIssuer + "?tenant=a" }),
+		"issuer with fragment":   ok(func(o *auth.Options) { o.Issuer = testIssuer + "#a" }),
+		"metadata URL not http":  ok(func(o *auth.Options) { o.ResourceMetadataURL = "mailto:a@example.com" }),
 		"no keys":                ok(func(o *auth.Options) { o.Keys = nil }),
 		"negative leeway":        ok(func(o *auth.Options) { o.Leeway = -time.Second }),
 		"huge leeway":            ok(func(o *auth.Options) { o.Leeway = time.Hour }),
@@ -323,4 +331,26 @@ func TestCloseIsIdempotent(t *testing.T) {
 	assert.NoError(t, v.Close())
 	_, err := v.Verify(context.Background(), rsaToken(t))
 	assert.NoError(t, err, "static keys keep working after Close")
+}
+
+// TestNewVerifierIssuerIsAURL holds the promise that a verifier which
+// builds also serves its metadata: an Issuer that is not a URL is refused
+// by NewVerifier, naming the option, rather than by MountMetadata later.
+func TestNewVerifierIssuerIsAURL(t *testing.T) {
+	t.Parallel()
+	o := defaultOptions()
+	o.Issuer = "mysrv-dev"
+	_, err := auth.NewVerifier(context.Background(), o)
+	require.ErrorIs(t, err, auth.ErrOptions)
+	assert.Contains(t, err.Error(), `Issuer "mysrv-dev"`)
+
+	for _, iss := range []string{"https://login.example.com", "https://login.example.com/tenant/a", "http://127.0.0.1:8080"} {
+		o := defaultOptions()
+		o.Issuer = iss
+		v, err := auth.NewVerifier(context.Background(), o)
+		require.NoError(t, err, iss)
+		md := v.ResourceMetadata()
+		require.NoError(t, auth.MountMetadata(http.NewServeMux(), &md), "a verifier that builds serves its metadata")
+		require.NoError(t, v.Close())
+	}
 }

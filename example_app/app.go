@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/saguaro-go/saguaro/auth"
@@ -41,6 +42,9 @@ type config struct {
 	// "demo"; PrintToken prints a development token at start.
 	Password   string
 	PrintToken bool
+	// ResetPassword gives "demo" a new password at start (see
+	// printSignIn), unless Password sets it.
+	ResetPassword bool
 	// Database is where the board lives: a PostgreSQL URL
 	// (postgres://…), shared by replicas, or the path of an SQLite file;
 	// "" is an SQLite database in memory.
@@ -66,6 +70,18 @@ type config struct {
 	// Debug, when set, serves expvar, net/http/pprof and a forced
 	// collection (see debugHandler) on this listener, apart from the app.
 	Debug net.Listener
+	// KeySecret, when set, encrypts the authorization server's signing
+	// keys in the database (oauth.Options.KeySecret); from
+	// $EXAMPLE_KEY_SECRET.
+	KeySecret string
+	// FeedPerClient and FeedTotal bound the open /events streams, per
+	// client address and in all (429 beyond); defaults 32 and 1024.
+	FeedPerClient, FeedTotal int
+	// ShutdownTimeout bounds the whole shutdown; default 20 s.
+	// DrainDelay is how long /readyz answers 503 before anything stops
+	// (part of ShutdownTimeout); default none.
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
 
 // dashboardClient is the OAuth client id of the app's own dashboard.
@@ -74,6 +90,10 @@ const dashboardClient = "dashboard"
 // baseURLEnv names the public base URL of replicas behind a load
 // balancer (the tokens' audience is its /mcp).
 const baseURLEnv = "EXAMPLE_BASE_URL"
+
+// keySecretEnv names the secret the signing keys are encrypted with in
+// the database (config.KeySecret); every replica needs the same one.
+const keySecretEnv = "EXAMPLE_KEY_SECRET"
 
 // app holds what the routes share.
 type app struct {
@@ -94,13 +114,15 @@ type app struct {
 	// stopChart ends the chart's feed.
 	tel       *telemetry
 	stopChart func()
+	// feeds bounds the open /events streams.
+	feeds *feedLimit
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
-	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil)}
+	a := &app{cfg: cfg, logger: logger, hub: sse.NewHub(nil), feeds: newFeedLimit(cfg.FeedPerClient, cfg.FeedTotal)}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -121,6 +143,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		ScopeDescriptions: map[string]string{scopeRead: "see the board's tasks", scopeWrite: "add, complete and delete tasks"},
 		DevUser:           cfg.DevUser,
 		Logger:            logger,
+		KeySecret:         cfg.KeySecret,
 	})
 	if err != nil {
 		return nil, err
@@ -131,6 +154,10 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	}
 	// Tokens are the authorization server's ES256 JWTs, checked against
 	// its published key set (read in process: see oauth.KeysClient).
+	// Reading it is one query, so the verifier reads it every minute and
+	// at once (at most every second) when a token names a key it does
+	// not know: a key rotated in by another replica is known within a
+	// second of its first token.
 	a.verifier, err = auth.NewVerifier(ctx, &auth.Options{
 		Resource: cfg.BaseURL + "/mcp",
 		Issuer:   a.oauth.Issuer(),
@@ -139,6 +166,8 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 			Client:              a.oauth.KeysClient(),
 			Algorithms:          []string{"ES256"},
 			RequireInitialFetch: true,
+			RefreshInterval:     time.Minute,
+			RefreshRateLimit:    time.Second,
 		},
 	})
 	if err != nil {
@@ -165,7 +194,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
-		cl = a.cluster
+		cl = pingedCluster{a.cluster, a.rdb}
 	}
 	a.endpoint = mcp.Controller(&mcp.Options{
 		Cluster: cl,
@@ -182,7 +211,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 		Identity:     auth.Identity,
 		Limits:       &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
 		Authorize:    a.authorizeMCP,
-		Attrs:        middleware.SetAttrs,
+		Attrs:        httplog.SetAttrs,
 		Logger:       logger,
 		WriteTimeout: cfg.WriteTimeout,
 		Telemetry:    a.tel.mcp,
@@ -206,6 +235,17 @@ func (a *app) authorizeMCP(r *http.Request, method, name string) http.Handler {
 	}
 	return nil
 }
+
+// pingedCluster is the app's cluster with the health check the MCP
+// endpoint's Ready reads (the Healthy method of cluster.HealthChecker):
+// one PING of Redis, bounded by the probe's context, so that /readyz
+// turns 503 as soon as Redis stops answering.
+type pingedCluster struct {
+	*mcpredis.Cluster
+	rdb redis.UniversalClient
+}
+
+func (c pingedCluster) Healthy(ctx context.Context) error { return c.rdb.Ping(ctx).Err() }
 
 // joinCluster connects to Redis and joins this replica to the cluster.
 func (a *app) joinCluster(ctx context.Context) error {
@@ -242,6 +282,9 @@ func (a *app) Close() {
 	if a.verifier != nil {
 		a.verifier.Close()
 	}
+	if a.oauth != nil {
+		a.oauth.Close()
+	}
 	if a.cluster != nil {
 		_ = a.cluster.Close()
 		_ = a.rdb.Close()
@@ -254,11 +297,37 @@ func (a *app) Close() {
 	}
 }
 
+// readyTimeout bounds each store's answer to a readiness probe.
+const readyTimeout = time.Second
+
+// readyz is the readiness probe: 503 from the start of a shutdown and
+// while the database or the session store (-redis) does not answer
+// within readyTimeout, 200 otherwise. /healthz stays the liveness
+// check: a store that is down is no reason to restart the process.
+func (a *app) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	db := make(chan error, 1)
+	go func() { db <- a.db.PingContext(ctx) }()
+	err := a.endpoint.Ready(ctx)
+	if dbErr := <-db; err == nil && dbErr != nil {
+		err = fmt.Errorf("the database does not answer: %w", dbErr)
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
 // Handler is the app's router: an ordinary chi app (its dashboard and JSON
 // API) with saguaro's MCP endpoint and live feed mounted on it.
 func (a *app) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.RequestLogger(a.logger, nil), chimw.Recoverer)
+	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr, middleware.Logging(a.logger, nil), securityHeaders)
 
 	// Public: health, the dashboard, its live feed, and the RFC 9728
 	// metadata MCP clients read to learn how to get a token.
@@ -266,6 +335,7 @@ func (a *app) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	r.Get("/readyz", a.readyz)
 	// The MCP endpoint's metrics, for Prometheus to scrape.
 	r.Handle("/metrics", a.tel.metrics)
 	static, _ := fs.Sub(staticFiles, "static")
@@ -286,7 +356,9 @@ func (a *app) Handler() http.Handler {
 		r.Use(slowBodies)
 		a.oauth.Routes(r)
 	})
-	r.Mount("/events", a.eventRoutes())
+	// The live feed checks Host and Origin as /mcp does (a page on
+	// another site, or a DNS-rebound name, gets 403).
+	r.With(middleware.OriginCheck(nil)).Mount("/events", a.eventRoutes())
 
 	// Token required: the JSON API and MCP.
 	r.Group(func(r chi.Router) {
@@ -295,4 +367,22 @@ func (a *app) Handler() http.Handler {
 		r.With(auth.RequireScopes(scopeRead)).Mount("/mcp", a.endpoint)
 	})
 	return r
+}
+
+// securityHeaders sets, on every answer of the app, the headers that keep
+// its pages out of other sites' frames (clickjacking: X-Frame-Options and
+// CSP frame-ancestors), stop browsers from guessing a content type
+// (nosniff), and keep the app's URLs, whose query may carry an OAuth code
+// or a sign-in request id, out of the Referer of the pages it links to.
+// A handler may set a stricter Content-Security-Policy of its own (the
+// login page does).
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
 }

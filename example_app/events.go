@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -13,6 +17,7 @@ import (
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/example_app/board"
+	"github.com/saguaro-go/saguaro/middleware"
 	"github.com/saguaro-go/saguaro/sse"
 )
 
@@ -28,14 +33,25 @@ type tick struct{}
 // eventRoutes serves the live feed:
 //
 //	GET  /events            Server-Sent Events: a "snapshot" of the board
-//	                        first, then "task" changes, "mcp" activity,
+//	                        and the chart's last "tools" figures first,
+//	                        then "task" changes, "mcp" activity, "tools",
 //	                        "broadcast" messages and a "tick" every 5 s;
 //	                        resumes after Last-Event-ID. No token needed.
 //	POST /events/broadcast  the request body is sent to every open stream
 //	                        (token with tasks:write).
+//
+// The feed is public on purpose: it is what the signed-out dashboard
+// shows, a team's board on a wall. So it carries only that: each task's
+// id, title, tags and state, never its notes (the API and MCP, which need
+// tasks:read, have them), and MCP activity with a short hash of the
+// session id, never the id itself (which, with a token, would let its
+// reader act in the session). Streams are bounded per client address and
+// in all (a.feeds, 429 beyond), and Host and Origin are checked as /mcp
+// checks them (the route's middleware, in Handler).
 func (a *app) eventRoutes() http.Handler {
 	r := chi.NewRouter()
-	r.Method(http.MethodGet, "/", controller.New(controller.Func(a.feed), &controller.Options{Logger: a.logger, WriteTimeout: a.cfg.WriteTimeout}))
+	feed := controller.New(controller.Func(a.feed), &controller.Options{Logger: a.logger, WriteTimeout: a.cfg.WriteTimeout})
+	r.With(a.feeds.middleware).Method(http.MethodGet, "/", feed)
 	r.With(a.verifier.Handler, auth.RequireScopes(scopeWrite)).Post("/broadcast", a.broadcast)
 	return r
 }
@@ -60,7 +76,7 @@ func (a *app) boardChanged(c board.Change) {
 			a.hub.Publish(feedTopic, sse.Event{Event: "snapshot", Data: snap})
 		}
 	} else {
-		a.publish("task", c)
+		a.publish("task", publicChange{Kind: c.Kind, Task: publicOf(c.Task)})
 	}
 	if a.mcp == nil || (a.cluster != nil && c.Origin != a.store.ID()) {
 		return
@@ -74,18 +90,59 @@ func (a *app) boardChanged(c board.Change) {
 	}
 }
 
+// publicTask is what the public feed shows of a task: what the
+// signed-out dashboard shows, without the notes.
+type publicTask struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Tags      []string  `json:"tags,omitempty"`
+	Done      bool      `json:"done"`
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func publicOf(t board.Task) publicTask {
+	return publicTask{ID: t.ID, Title: t.Title, Tags: t.Tags, Done: t.Done, Version: t.Version, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+}
+
+// publicChange is a board.Change as the feed's "task" event carries it.
+type publicChange struct {
+	Kind board.ChangeKind `json:"kind"`
+	Task publicTask       `json:"task"`
+}
+
 // snapshot is the board as the feed's "snapshot" event carries it.
 func (a *app) snapshot(ctx context.Context) ([]byte, error) {
 	tasks, err := a.store.List(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(taskList{Tasks: orEmpty(tasks)})
+	out := make([]publicTask, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, publicOf(t))
+	}
+	return json.Marshal(struct {
+		Tasks []publicTask `json:"tasks"`
+	}{out})
 }
 
 // activity puts MCP activity (a tool call, a session opening or closing)
-// on the feed.
-func (a *app) activity(v map[string]any) { a.publish("mcp", v) }
+// on the feed. A session is named by sessionTag, never by its id.
+func (a *app) activity(v map[string]any) {
+	if id, ok := v["session"].(string); ok {
+		v["session"] = sessionTag(id)
+	}
+	a.publish("mcp", v)
+}
+
+// sessionTag names an MCP session on the public feed: the first 8 hex
+// digits of its id's SHA-256, enough to tell the sessions on the board
+// apart, useless for joining one.
+func sessionTag(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:4])
+}
 
 // feed is the controller of one /events stream. It subscribes the
 // connection's mailbox to the hub, asks for a tick every few seconds, and
@@ -110,7 +167,7 @@ func (a *app) feed(req *controller.Request) controller.Reply {
 	}
 	// The subscription ends with the mailbox; the hub's end of it (it
 	// closed, or the client fell too far behind) arrives as sse.Ended.
-	if _, err := a.hub.SubscribeMailbox(feedTopic, lastID, mb); err != nil {
+	if err := a.subscribeFeed(lastID, mb); err != nil {
 		return controller.Buffered(http.StatusServiceUnavailable, nil, []byte("shutting down\n"))
 	}
 	mb.Every(tickInterval, tick{})
@@ -160,4 +217,69 @@ func (a *app) broadcast(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	fmt.Fprintf(w, "{\"id\":%q,\"listeners\":%d}\n", ent.ID(), a.hub.Subscribers(feedTopic))
+}
+
+// Default bounds on open /events streams.
+const (
+	defaultFeedPerClient = 32   // a few dashboards per person, behind one address
+	defaultFeedTotal     = 1024 // each stream holds a goroutine, a connection and a mailbox
+)
+
+// feedLimit counts the open /events streams per client address and in
+// all. It bounds how many streams exist at once, which a rate limiter
+// (requests per window) does not: one client could otherwise open
+// streams until the server runs out of connections.
+type feedLimit struct {
+	mu       sync.Mutex
+	per      map[string]int
+	total    int
+	maxPer   int
+	maxTotal int
+}
+
+func newFeedLimit(perClient, total int) *feedLimit {
+	if perClient <= 0 {
+		perClient = defaultFeedPerClient
+	}
+	if total <= 0 {
+		total = defaultFeedTotal
+	}
+	return &feedLimit{per: map[string]int{}, maxPer: perClient, maxTotal: total}
+}
+
+// middleware holds a place for the stream while it is served, and
+// answers 429 with Retry-After when the client or the server has none
+// left. A client is its address (middleware.KeyByClientIP: an IPv6
+// client by its /64).
+func (l *feedLimit) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := middleware.KeyByClientIP(r)
+		if err != nil || !l.acquire(key) {
+			w.Header().Set("Retry-After", strconv.Itoa(5))
+			http.Error(w, "too many open streams", http.StatusTooManyRequests)
+			return
+		}
+		defer l.release(key)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (l *feedLimit) acquire(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.total >= l.maxTotal || l.per[key] >= l.maxPer {
+		return false
+	}
+	l.total++
+	l.per[key]++
+	return true
+}
+
+func (l *feedLimit) release(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total--
+	if l.per[key]--; l.per[key] <= 0 {
+		delete(l.per, key)
+	}
 }

@@ -9,6 +9,8 @@ replace (
 
 require (
 	github.com/go-chi/chi/v5 v5.5.0
+	github.com/go-chi/httplog/v3 v3.3.0
+	github.com/go-chi/httprate v0.16.1
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/jackc/pgx/v5 v5.13.0
@@ -39,8 +41,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-chi/cors v1.2.2 // indirect
-	github.com/go-chi/httplog/v3 v3.3.0 // indirect
-	github.com/go-chi/httprate v0.16.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect

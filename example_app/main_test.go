@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,6 +15,9 @@ import (
 
 func TestMain(m *testing.M) {
 	code := dbtest.Main(m)
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
@@ -19,3 +26,22 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// binDir holds the app's binary once exampleBin built it.
+var binDir string
+
+// exampleBin builds the app once per test binary, for the tests that run
+// it as a process; TestMain removes it.
+var exampleBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "saguaro-example-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "example_app")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w\n%s", err, out)
+	}
+	return bin, nil
+})

@@ -79,6 +79,7 @@ func TestMCPRefusesATokenForAnotherAudience(t *testing.T) {
 	other, err := oauth.New(context.Background(), ta.db, oauth.Options{Issuer: ta.cfg.BaseURL,
 		Resource: "http://other.example/mcp", Scopes: []string{scopeRead}})
 	require.NoError(t, err)
+	defer other.Close()
 	tok, err := other.DevToken(context.Background(), "tester", scopeRead+" "+scopeWrite, time.Hour)
 	require.NoError(t, err)
 	res, _ := ta.mcpPost(t, tok, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
@@ -122,7 +123,8 @@ func TestMCPToolChangesTheBoardAndTheFeed(t *testing.T) {
 	sid := ta.initialize(t, writer)
 	opened := nextOf(t, rd, "mcp")
 	assert.Contains(t, string(opened.Data), `"kind":"session opened"`)
-	assert.Contains(t, string(opened.Data), sid)
+	assert.Contains(t, string(opened.Data), `"session":"`+sessionTag(sid)+`"`, "the public feed names a session by a hash")
+	assert.NotContains(t, string(opened.Data), sid)
 
 	res, body := ta.mcpPost(t, writer, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_task","arguments":{"title":"From MCP","tags":["mcp"]}}}`)
 	require.Equal(t, http.StatusOK, res.StatusCode, body)
@@ -162,7 +164,7 @@ func TestMCPToolChangesTheBoardAndTheFeed(t *testing.T) {
 		ev := nextOf(t, rd, "mcp")
 		if strings.Contains(string(ev.Data), `"session closed"`) {
 			assert.Contains(t, string(ev.Data), `"reason":"deleted"`)
-			assert.Contains(t, string(ev.Data), sid)
+			assert.Contains(t, string(ev.Data), sessionTag(sid))
 			break
 		}
 	}

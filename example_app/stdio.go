@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/saguaro-go/saguaro/example_app/board"
 	"github.com/saguaro-go/saguaro/example_app/database"
@@ -22,7 +23,11 @@ const userEnv = "EXAMPLE_USER"
 // MCP specification asks of stdio, and every tool is allowed. The board
 // is the HTTP mode's: the SQLite file of -data, or the PostgreSQL of -db,
 // whose changes made by the HTTP app reach the stdio client too.
-func serveStdio(ctx context.Context, dataFile, dbURL string, logger *slog.Logger) error {
+//
+// When ctx ends (SIGTERM), the calls still running are cancelled and
+// their answers written within shutdownTimeout, whether or not the
+// client still reads them.
+func serveStdio(ctx context.Context, dataFile, dbURL string, shutdownTimeout time.Duration, logger *slog.Logger) error {
 	dsn := dataFile
 	if dbURL != "" {
 		dsn = dbURL
@@ -36,7 +41,7 @@ func serveStdio(ctx context.Context, dataFile, dbURL string, logger *slog.Logger
 	if user == "" {
 		user = os.Getenv("USER")
 	}
-	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Logger: logger})
+	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Logger: logger, ShutdownTimeout: shutdownTimeout})
 }
 
 // newBoardApp is the board and its MCP server alone, without HTTP, auth

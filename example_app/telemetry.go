@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,7 +23,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/sse"
 )
 
 // telemetry is the app's OpenTelemetry: the MCP endpoint's metrics on
@@ -38,6 +41,12 @@ type telemetry struct {
 	metrics  http.Handler
 	chart    *sdkmetric.ManualReader
 	shutdown []func(context.Context) error
+	// lastChart is the data of the last "tools" event, which a feed
+	// that opens later sends after its snapshot: the chart shows the
+	// calls made before the page opened, not only those after. chartMu
+	// orders it with the publishing (see subscribeFeed).
+	chartMu   sync.Mutex
+	lastChart []byte
 }
 
 // otlpConfigured reports whether the environment names an OTLP endpoint
@@ -183,11 +192,38 @@ func (a *app) chartFeed(ctx context.Context) (stop func()) {
 				continue
 			}
 			last = total
-			a.publish("tools", map[string]any{"tools": stats})
+			if data, err := json.Marshal(map[string]any{"tools": stats}); err == nil {
+				a.publishChart(data)
+			}
 		}
 	}()
 	return func() {
 		cancel()
 		wg.Wait()
 	}
+}
+
+// publishChart puts the chart's figures on the feed and keeps them for
+// the feeds that open later.
+func (a *app) publishChart(data []byte) {
+	a.tel.chartMu.Lock()
+	defer a.tel.chartMu.Unlock()
+	a.tel.lastChart = data
+	_, _ = a.hub.Publish(feedTopic, sse.Event{Event: "tools", Data: data})
+}
+
+// subscribeFeed subscribes a feed's mailbox to the hub after lastID and,
+// for a new feed, sends it the chart's last figures. Under chartMu, figures
+// published meanwhile reach it either as the ones it is sent or through
+// the hub after them, never lost and never before older ones.
+func (a *app) subscribeFeed(lastID string, mb *controller.Mailbox) error {
+	a.tel.chartMu.Lock()
+	defer a.tel.chartMu.Unlock()
+	if _, err := a.hub.SubscribeMailbox(feedTopic, lastID, mb); err != nil {
+		return err
+	}
+	if lastID == "" && a.tel.lastChart != nil {
+		_ = mb.Send(sse.Event{Event: "tools", Data: a.tel.lastChart})
+	}
+	return nil
 }

@@ -80,6 +80,21 @@ func TestChartFeed(t *testing.T) {
 	assert.Equal(t, "list_tasks", got.Tools[0].Tool)
 	assert.Greater(t, got.Tools[0].MeanMS, 0.0)
 	assert.Zero(t, got.Tools[0].Errors)
+
+	// A dashboard that opens now gets the figures right after the
+	// snapshot, not at the next call.
+	lateRes, late := openFeed(t, ctx, ta.srv.URL, "")
+	defer lateRes.Body.Close()
+	ev, err := late.Next()
+	require.NoError(t, err)
+	require.Equal(t, "snapshot", ev.Event)
+	ev, err = late.Next()
+	require.NoError(t, err)
+	require.Equal(t, "tools", ev.Event, "a new feed's second event is the chart's figures")
+	var now struct{ Tools []toolStat }
+	require.NoError(t, json.Unmarshal(ev.Data, &now))
+	require.Len(t, now.Tools, 1)
+	assert.Equal(t, uint64(2), now.Tools[0].Calls)
 }
 
 func keys[V any](m map[string]V) []string {

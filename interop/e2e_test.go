@@ -32,6 +32,7 @@ type exampleApp struct {
 	token   string
 	data    string
 	replica string // with EXAMPLE_BASE_URL: this replica's own URL
+	signIn  string // the "sign-in:" line it printed
 	done    chan struct{}
 	err     error
 	stderr  *lockedWriter
@@ -93,6 +94,9 @@ func runExampleApp(t *testing.T, env []string, args ...string) *exampleApp {
 			line := sc.Text()
 			if rest, ok := strings.CutPrefix(line, "example_app replica on "); ok {
 				app.replica, _, _ = strings.Cut(rest, ",")
+			}
+			if strings.HasPrefix(line, "sign-in:") {
+				app.signIn = line
 			}
 			if rest, ok := strings.CutPrefix(line, "example_app listening on "); ok {
 				app.base, _, _ = strings.Cut(rest, " ")

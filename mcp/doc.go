@@ -13,7 +13,7 @@
 //		Handler:  srv,
 //		Sessions: &mcp.SessionOptions{}, // nil: every call on its own
 //		Identity: auth.Identity,         // bind sessions to the token's subject
-//		Attrs:    middleware.SetAttrs,   // MCP attributes on the request's log line
+//		Attrs:    httplog.SetAttrs,      // MCP attributes on the request's log line
 //	}))
 //
 // The same server runs over stdio with [ServeStdio] (or any connection
@@ -163,6 +163,7 @@
 //	no Mcp-Session-Id on a non-initialize request        400 (sessions on)
 //	initialize on an existing session                    400, -32600
 //	batch outside 2025-03-26                             400, -32600
+//	batch of more than Limits.MaxBatch (32) messages     400, -32600, nothing runs
 //	notification or client response                      202
 //	session store full (SessionOptions.MaxSessions)      503, Retry-After
 //	caller holds Limits.Sessions sessions (initialize)   429, Retry-After: 30, -32603
@@ -181,6 +182,7 @@
 // message per line and nothing else on standard output:
 //
 //	line not JSON, or not UTF-8                          -32700, id null; the session goes on
+//	batch of more than ConnOptions.MaxBatch (32)         -32600, id null; nothing runs
 //	line over ConnOptions.MaxMessageBytes (4 MiB)        -32600 "message too large", id null, written
 //	                                                       as soon as the limit is crossed; the rest of
 //	                                                       the line is read and dropped
@@ -190,6 +192,41 @@
 //	standard output closed by the client (EPIPE)         reading stops, calls cancelled, nil; SIGPIPE
 //	                                                       does not kill the process while ServeStdio runs
 //	ctx cancelled (cancel it on SIGTERM)                 as at the end of input
+//
+// # Bounds
+//
+// No request makes the server do or hold more than these bounds, whatever
+// its body says or its handler returns; each transport applies the ones
+// that make sense for it (Options over HTTP, ConnOptions over stdio). A
+// negative value turns a bound off.
+//
+//	bound                                     default    past it
+//	Options.MaxBodyBytes                      4 MiB      413, -32600
+//	ConnOptions.MaxMessageBytes               4 MiB      -32600, the line dropped
+//	Limits.BodyTimeout                        30 s       408, -32600, connection closed, logged
+//	Limits.MaxBatch, ConnOptions.MaxBatch     32         400, one -32600 error, id null; nothing runs
+//	Limits.MaxAnswerBytes,                    8 MiB      tools/call: a tool error (isError) saying so;
+//	  ConnOptions.MaxAnswerBytes: one answer               other methods -32603; Warn naming the method
+//	                                                       and its tool, prompt or resource
+//	the same, a batch's answers together      8 MiB      the answer that would pass it -32603
+//	                                                       ("dropped"); the requests after it -32603
+//	                                                       ("not run"), not run
+//	Limits.Calls, per caller                  64         429, Retry-After: 1
+//	Limits.Streams, per caller                32         429, Retry-After: 5
+//	Limits.Sessions, per caller               256        429, Retry-After: 30
+//	SessionOptions.MaxSessions                100,000    503, Retry-After
+//	SessionOptions.QueueSize, per session     64         -32603 "Server overloaded"
+//	SessionOptions.RequestTimeout             5 min      the call's context ends, -32603
+//	SessionOptions.StreamEvents, per stream   128/1 MiB  an absent client loses the oldest
+//	ListenOptions.MaxStreams                  10,000     429
+//
+// A result whose size is known before it is encoded (content blocks,
+// resource contents) is refused without being encoded; text is written
+// as it is, without HTML escaping (MCP is not HTML: < stays one byte). So
+// one caller's answers in memory stay under Limits.Calls ×
+// Limits.MaxAnswerBytes (512 MiB with the defaults, far less in
+// practice), on top of what its handlers hold; lower both for a server
+// whose tools return big results to untrusted callers.
 //
 // # Replicas
 //
@@ -205,12 +242,30 @@
 //	  every live replica has recorded its sessions again
 //	session moving between replicas (a race)             503, Retry-After: 1, -32603
 //	owner unreachable for a reason other than being gone 502, -32603
+//	owner accepts a relay and does not answer (stopped)  once its lease lapses: taken over, the
+//	                                                       request served; while it beats: 502,
+//	                                                       -32603 after RequestTimeout + 1 s
+//	owner stops while a relayed event stream is silent   once its lease lapses, the stream is cut
+//	  (no keep-alive for twice KeepAlive)                  (the client resumes where it is taken over)
 //	owner dies while a relayed answer streams            the client's answer is cut (it resumes
 //	                                                       with Last-Event-ID); Warn with replica, session
-//	a relayed request reaching the wrong replica         421 (the relaying replica then takes over)
+//	a relayed request reaching the wrong replica         421 naming the replica that answered (the
+//	                                                       relaying replica then finds the owner
+//	                                                       again, or takes over when it is gone)
 //	resuming a POST stream whose call died with its      200, one event: that call's -32603
 //	  replica (the id names the call)                       error response, then the stream ends
 //	a session whose state cannot move, owner gone        404 (the client initializes again)
+//	a session's request that would start something       503, Retry-After: 1, Connection: close,
+//	  (call, stream, initialize, DELETE) reaching a        -32603 (its retry reaches another replica,
+//	  replica shutting down (Endpoint.Shutdown)            which takes the session over)
+//	a call still running when Shutdown's ctx is about    -32603 "Request cancelled"
+//	  to end
+//
+// Endpoint.Ready is the readiness an app's probe serves: ErrDraining from
+// Endpoint.Drain or Shutdown on, the store's error while its Healthy
+// method (mcpredis has one) fails. Endpoint.Shutdown releases the
+// replica's sessions for the others to take over, bounded by its
+// context; its documentation says what a shutdown cut short loses.
 //
 // Registry changes announced on one replica reach every replica's sessions
 // and subscriptions/listen streams; changes of one kind made close

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -12,10 +14,23 @@ import (
 )
 
 // Endpoint is the MCP endpoint [Controller] returns: an http.Handler to
-// mount on a router, plus Shutdown.
+// mount on a router, plus its life cycle: [Endpoint.Ready] for a
+// readiness probe, [Endpoint.Drain] and [Endpoint.Shutdown] to stop.
 type Endpoint struct {
 	http.Handler
-	t *streamable.Transport
+	t       *streamable.Transport
+	cluster cluster.Cluster
+}
+
+// ErrDraining is what [Endpoint.Ready] returns once [Endpoint.Drain] or
+// [Endpoint.Shutdown] was called: the balancer should send the replica
+// no more requests.
+var ErrDraining = errors.New("mcp: the endpoint is draining")
+
+// healthChecker is a cluster store that can say whether it answers
+// (mcpredis pings Redis).
+type healthChecker interface {
+	Healthy(ctx context.Context) error
 }
 
 // Controller returns the MCP endpoint, the Streamable HTTP transport of
@@ -54,7 +69,8 @@ func Controller(opts *Options) *Endpoint {
 	if cl != nil && o.Sessions == nil {
 		o.Sessions = &SessionOptions{}
 	}
-	if cl == nil {
+	standalone := cl == nil
+	if standalone {
 		cl = cluster.NewMemory().Join("")
 	}
 	listen := o.Listen.withDefaults()
@@ -62,7 +78,9 @@ func Controller(opts *Options) *Endpoint {
 	if err != nil {
 		panic("mcp: Controller: " + err.Error())
 	}
-	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel})
+	limits := o.Limits.config()
+	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel,
+		MaxAnswer: limits.MaxAnswer})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -77,7 +95,8 @@ func Controller(opts *Options) *Endpoint {
 		WriteTimeout: o.WriteTimeout,
 		KeepAlive:    o.KeepAlive,
 		MaxListeners: listen.MaxStreams,
-		Limits:       o.Limits.config(),
+		Limits:       limits,
+		Standalone:   standalone,
 	}
 	if tel != nil {
 		cfg.Observer = observer{tel}
@@ -86,20 +105,92 @@ func Controller(opts *Options) *Endpoint {
 		cfg.Sessions = s.config()
 	}
 	t := streamable.New(cfg)
-	return &Endpoint{Handler: t, t: t}
+	return &Endpoint{Handler: t, t: t, cluster: cl}
 }
 
-// Shutdown ends every session (SessionOptions.OnClose hears
-// CloseShutdown): their calls are cancelled, their open streams end, and
-// later requests for them get 404. Call it when the server shuts down,
-// before http.Server.Shutdown, so that event streams do not keep the
-// server waiting. ctx bounds the whole.
+// Ready reports whether the endpoint should be sent new requests, for a
+// readiness probe (such as an app's /readyz, next to the checks of the
+// app's own stores): [ErrDraining] from the moment Drain or Shutdown is
+// called, the store's error while Options.Cluster has a Healthy method
+// (mcpredis's pings Redis) and it fails, nil otherwise. ctx bounds the
+// store's check: give it a deadline of about a second, so that a store
+// that does not answer at all turns the probe 503 in that second.
 //
-// With a Cluster, sessions are not ended for the client: each is released
-// in the store, and the client's next request, on whichever replica,
-// takes it over (with its record, saved state and GET stream log). The
-// endpoint stops hearing the cluster and its handler's changes: Shutdown
-// is its last call.
+// Pitfall: it is readiness, not liveness. A store that is down makes
+// every replica unready at once; a liveness probe that restarted them
+// for it would not bring the store back.
+func (e *Endpoint) Ready(ctx context.Context) error {
+	if e.t.Draining() {
+		return ErrDraining
+	}
+	hc, ok := e.cluster.(healthChecker)
+	if !ok {
+		return nil
+	}
+	// The check runs apart, so that a store client that overruns ctx
+	// (a read timeout longer than the probe's) cannot hold the probe up.
+	done := make(chan error, 1)
+	go func() { done <- hc.Healthy(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("mcp: the session store does not answer: %w", err)
+	}
+	return nil
+}
+
+// Drain makes [Endpoint.Ready] report [ErrDraining] while the endpoint
+// goes on serving every request as before: call it when the process is
+// told to stop, wait for the balancer to notice (a few of its probe
+// periods), then call Shutdown. Shutdown drains too.
+func (e *Endpoint) Drain() { e.t.Drain() }
+
+// Shutdown stops the endpoint, bounded by ctx at every step, whatever
+// the session store does. Call it when the server shuts down, before
+// http.Server.Shutdown, so that event streams do not keep the server
+// waiting. In order:
+//
+//  1. Ready reports ErrDraining. A request of a session that would start
+//     something (a call, a stream, a new session, a DELETE) is answered
+//     503 with Retry-After: 1 and Connection: close, so that its retry
+//     reaches another replica; a client's answers to server→client
+//     requests and its notifications (a cancellation) still reach the
+//     calls that run. With a Cluster, this replica no longer takes a
+//     session over or relays to its owner: it answers 503 the same way.
+//  2. At once: with a Cluster, every session is released in the store
+//     (the next request of each, on any replica, takes it over with its
+//     record, saved state and GET stream log); the sessions' GET streams
+//     and subscriptions/listen streams end (their clients reconnect);
+//     the session calls in flight run on, and their answers go out.
+//  3. When those calls are done, or ctx is about to end (a tenth of the
+//     time left before its deadline, at most a second), a call still
+//     running is cancelled: its client gets the JSON-RPC error -32603
+//     "Request cancelled" on its POST (as JSON, or the last event of its
+//     stream) if the connection is still there. Then every session ends
+//     here (SessionOptions.OnClose hears CloseShutdown). Without a
+//     Cluster, later requests for the sessions get 404. Pitfall: a ctx
+//     without a deadline leaves no time for those answers when it is
+//     cancelled.
+//
+// It returns nil when every session was released and every call
+// finished. Otherwise the error says what was not, wrapping ctx's error
+// or the store's. What a shutdown cut short loses is what a crash loses:
+// sessions the store did not hear released are taken over once this
+// replica's lease lapses (mcpredis.Options.ReplicaTTL after its last
+// heartbeat, at once when its Close reached Redis), and the calls
+// cancelled, with their streams and server→client requests, are gone; a
+// stateful call that finished after another replica took its session
+// over keeps its answer, but not its new state.
+//
+// Requests without a session (2026-07-28, an endpoint without sessions)
+// are plain requests: http.Server.Shutdown waits for them, and
+// cancelling their base context (http.Server.BaseContext) cancels them.
+// The endpoint stops hearing the cluster and its handler's changes:
+// Shutdown is its last call.
 func (e *Endpoint) Shutdown(ctx context.Context) error { return e.t.Shutdown(ctx) }
 
 // Sessions returns how many sessions are live (0 without sessions).

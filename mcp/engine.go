@@ -26,6 +26,8 @@ type engineOptions struct {
 	TaskIDPrefix string
 	// Telemetry records spans and metrics; nil records nothing.
 	Telemetry *telemetry
+	// MaxAnswer bounds a result's encoded bytes; 0 is none.
+	MaxAnswer int
 }
 
 // engine is the protocol engine: the one method table every transport
@@ -49,10 +51,11 @@ type engine struct {
 	taskTools taskSupporter
 	params    paramHeaderer
 
-	log     *slog.Logger
-	tel     *telemetry // nil: no telemetry
-	methods map[string]*methodInfo
-	decoder *wire.Decoder
+	log       *slog.Logger
+	tel       *telemetry // nil: no telemetry
+	maxAnswer int        // 0: no bound
+	methods   map[string]*methodInfo
+	decoder   *wire.Decoder
 
 	// 2026-07-28
 	infoOnce     sync.Once
@@ -87,7 +90,7 @@ func newEngine(h Handler, o engineOptions) *engine {
 	e.skills, _ = h.(skillLister)
 	e.taskTools, _ = h.(taskSupporter)
 	e.params, _ = h.(paramHeaderer)
-	e.log, e.tel = o.Logger, o.Telemetry
+	e.log, e.tel, e.maxAnswer = o.Logger, o.Telemetry, o.MaxAnswer
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -262,7 +265,14 @@ func (e *engine) dispatch(ctx context.Context, call *protocol.Call, state any) (
 			}
 		}
 	}()
-	return m.run(e, ctx, call, rev, state)
+	reply = m.run(e, ctx, call, rev, state)
+	if e.overBound(len(reply.Result)) {
+		dropResult(&reply)
+		effect := reply.Effect
+		reply = e.tooBig(ctx, call, reply.State, len(reply.Result))
+		reply.Effect = effect
+	}
+	return reply
 }
 
 // offers reports whether the handler implements and reports a capability.
@@ -470,6 +480,9 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 	if err != nil && !isProtocolError(err) && !(rev == Rev20260728 && errors.Is(err, ErrClientCapability)) {
 		res, err = ToolError(err), nil
 	}
+	if n := callToolMinSize(res); err == nil && e.overBound(n) {
+		return e.tooBig(ctx, call, st, n)
+	}
 	var pooled *[]byte
 	var room []byte
 	r := e.result(ctx, call, st, err, func() ([]byte, error) {
@@ -560,6 +573,9 @@ func (e *engine) readResource(ctx context.Context, call *protocol.Call, rev Revi
 	res, st, err := e.resources.ReadResource(ctx, req, state)
 	if errors.Is(err, ErrResourceNotFound) {
 		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
+	}
+	if n := readResourceMinSize(res); err == nil && e.overBound(n) {
+		return e.tooBig(ctx, call, st, n)
 	}
 	var room []byte
 	r := e.result(ctx, call, st, err, func() ([]byte, error) {

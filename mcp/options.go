@@ -14,6 +14,13 @@ import (
 // DefaultMaxBodyBytes is the default bound on a POST body (4 MiB).
 const DefaultMaxBodyBytes = 4 << 20
 
+// The defaults of Limits.MaxBatch and Limits.MaxAnswerBytes (and of
+// ConnOptions' fields of the same names).
+const (
+	defaultMaxBatch       = 32
+	defaultMaxAnswerBytes = 8 << 20
+)
+
 // Options configures [Controller]. A nil *Options is not allowed (there is
 // no handler to serve); zero fields take the defaults. Controller copies
 // the struct and never modifies the caller's.
@@ -100,10 +107,15 @@ type Options struct {
 
 	// Attrs receives log attributes about each call (method, id, tool,
 	// session, revision, error code, and on a replica that relays the
-	// request to its session's owner the owner's id), from any
-	// goroutine; set it to
-	// middleware.SetAttrs to get them on the request's log line. The keys
-	// are the Attr… constants.
+	// request to its session's owner the owner's id), keyed by the Attr…
+	// constants. Set it to httplog.SetAttrs to get them on httplog's
+	// request line (github.com/go-chi/httplog/v3, under its RequestLogger
+	// or saguaro's middleware.Logging). It is called on the request's
+	// goroutine (or one the request waits for), before the handler
+	// returns, never concurrently for one request: httplog.SetAttrs is
+	// not safe for concurrent use. So a call's error code goes on the
+	// line of the request that delivers its answer (a GET that resumed
+	// its stream, say), or on none if its client left for good.
 	Attrs func(ctx context.Context, attrs ...slog.Attr)
 
 	// Logger receives handler panics, hidden handler errors and transport
@@ -178,6 +190,32 @@ type Limits struct {
 	// caller cannot fill SessionOptions.MaxSessions. A session taken
 	// over from a replica that died counts, even beyond the bound.
 	Sessions int
+	// MaxBatch bounds the messages of one 2025-03-26 batch; a longer
+	// batch is answered 400 with one -32600 error, and none of it runs.
+	// Default 32: clients that batch at all send a handful, and a batch
+	// runs its requests one after another on one connection.
+	MaxBatch int
+	// MaxAnswerBytes bounds the bytes of one answer, whatever the handler
+	// returns. A result past it is not sent: a tools/call answers a tool
+	// error (isError) that says so, other methods -32603, and the log
+	// names the method, tool, prompt or resource. A batch's answers
+	// together stay within it too: the answer that would pass it is
+	// replaced by an error, and the requests after it are answered with
+	// an error without being run. Default 8 MiB, twice MaxBodyBytes' default:
+	// with Calls, one caller's answers in memory stay under 64 × 8 MiB.
+	MaxAnswerBytes int
+}
+
+// orDefault is a bound as the options give it: def for 0, none (0) for
+// a negative one.
+func orDefault(v, def int) int {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return def
+	}
+	return v
 }
 
 // config is o with the defaults filled in, for the transport.
@@ -186,20 +224,13 @@ func (o *Limits) config() streamable.Limits {
 	if o != nil {
 		l = *o
 	}
-	pick := func(v, def int) int {
-		switch {
-		case v < 0:
-			return 0
-		case v == 0:
-			return def
-		}
-		return v
-	}
 	c := streamable.Limits{
 		BodyTimeout: l.BodyTimeout,
-		Calls:       pick(l.Calls, 64),
-		Streams:     pick(l.Streams, 32),
-		Sessions:    pick(l.Sessions, 256),
+		Calls:       orDefault(l.Calls, 64),
+		Streams:     orDefault(l.Streams, 32),
+		Sessions:    orDefault(l.Sessions, 256),
+		MaxBatch:    orDefault(l.MaxBatch, defaultMaxBatch),
+		MaxAnswer:   orDefault(l.MaxAnswerBytes, defaultMaxAnswerBytes),
 	}
 	switch {
 	case c.BodyTimeout < 0:
@@ -210,8 +241,7 @@ func (o *Limits) config() streamable.Limits {
 	return c
 }
 
-// Log attribute keys passed to [Options.Attrs]. They are the same strings
-// as the middleware package's MCP…Key constants.
+// Log attribute keys passed to [Options.Attrs].
 const (
 	AttrMethod    = protocol.AttrMethod
 	AttrID        = protocol.AttrID

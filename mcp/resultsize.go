@@ -84,3 +84,51 @@ func resourceSize(rc *ResourceContents) int {
 func quotedSize(s string) int {
 	return len(s) + len(s)>>2 + 2
 }
+
+// The least a result can encode to, known without encoding it: a string
+// encodes to at least its length, bytes to exactly their base64. A result
+// over the answer bound by this much is refused before it is encoded.
+
+func callToolMinSize(r *CallToolResult) int {
+	if r == nil {
+		return 0
+	}
+	return contentMinSize(r.Content) + len(r.structured)
+}
+
+func readResourceMinSize(r *ReadResourceResult) int {
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range r.Contents {
+		n += resourceMinSize(c)
+	}
+	return n
+}
+
+func contentMinSize(cs []Content) int {
+	n := 0
+	for _, c := range cs {
+		switch b := c.(type) {
+		case *TextContent:
+			n += len(b.Text)
+		case *ImageContent:
+			n += base64Len(len(b.Data))
+		case *AudioContent:
+			n += base64Len(len(b.Data))
+		case *EmbeddedResource:
+			n += resourceMinSize(b.Resource)
+		}
+	}
+	return n
+}
+
+func resourceMinSize(rc *ResourceContents) int {
+	if rc == nil {
+		return 0
+	}
+	return len(rc.Text) + base64Len(len(rc.Blob))
+}
+
+func base64Len(n int) int { return (n + 2) / 3 * 4 }

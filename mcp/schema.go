@@ -27,17 +27,36 @@ import (
 // compile time, no network access); see the schema benchmarks for the
 // figures that chose it.
 
-// inferSchema returns the JSON Schema of t. For output schemas, values Go
-// encodes as null (nil slices, maps and pointers without omitempty) are
-// allowed to be null, so a tool's real output always validates.
+// inferSchema returns the JSON Schema of t. A Go slice is an "array" and
+// a map an "object", never null: a typed tool's output sends a nil slice
+// or map as [] or {} (see outputShape). In output schemas a pointer Go
+// encodes as null (nil, without omitempty) is allowed to be null, so a
+// tool's real output always validates.
 func inferSchema(t reflect.Type, output bool) (json.RawMessage, error) {
+	return inferRoot(t, output, false)
+}
+
+// inferOutputSchema is the output schema of a tool whose Out is t; wrap
+// (see outputShape) describes t as the "result" member of an object.
+func inferOutputSchema(t reflect.Type, wrap bool) (json.RawMessage, error) {
+	return inferRoot(t, true, wrap)
+}
+
+func inferRoot(t reflect.Type, output, wrap bool) (json.RawMessage, error) {
 	in := &inferer{output: output, onStack: map[reflect.Type]bool{}, defName: map[reflect.Type]string{}}
+	nullable := wrap && t.Kind() == reflect.Pointer
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	var e encoder
-	if err := in.write(&e, t, false); err != nil {
+	if wrap {
+		e.b = append(e.b, `{"type":"object","properties":{"`+resultKey+`":`...)
+	}
+	if err := in.write(&e, t, nullable); err != nil {
 		return nil, err
+	}
+	if wrap {
+		e.b = append(e.b, `},"required":["`+resultKey+`"],"additionalProperties":false}`...)
 	}
 	if len(in.defs) > 0 {
 		// Emit definitions until no new ones appear (a def may mark others).
@@ -57,7 +76,7 @@ func inferSchema(t reflect.Type, output bool) (json.RawMessage, error) {
 		e.b = append(e.b, d.b...)
 		e.b = append(e.b, '}')
 	}
-	return e.b, nil
+	return e.b, e.err
 }
 
 type inferer struct {
@@ -145,7 +164,7 @@ func (in *inferer) write(e *encoder, t reflect.Type, nullable bool) error {
 	case reflect.Interface:
 		e.raw([]byte(`{}`))
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
+		if isByteSlice(t) { // a [N]byte is an array of numbers
 			e.open()
 			in.typ(e, "string", nullable)
 			e.strField("contentEncoding", "base64")
@@ -155,7 +174,7 @@ func (in *inferer) write(e *encoder, t reflect.Type, nullable bool) error {
 		e.open()
 		in.typ(e, "array", nullable)
 		e.key("items")
-		if err := in.write(e, t.Elem(), in.output && isNilable(t.Elem())); err != nil {
+		if err := in.write(e, t.Elem(), in.output && t.Elem().Kind() == reflect.Pointer); err != nil {
 			return err
 		}
 		if t.Kind() == reflect.Array {
@@ -176,7 +195,7 @@ func (in *inferer) write(e *encoder, t reflect.Type, nullable bool) error {
 		e.open()
 		in.typ(e, "object", nullable)
 		e.key("additionalProperties")
-		if err := in.write(e, t.Elem(), in.output && isNilable(t.Elem())); err != nil {
+		if err := in.write(e, t.Elem(), in.output && t.Elem().Kind() == reflect.Pointer); err != nil {
 			return err
 		}
 		e.close()
@@ -257,7 +276,7 @@ func (in *inferer) writeStruct(e *encoder, t reflect.Type) error {
 				e.close()
 			} else {
 				mark := len(e.b)
-				nullable := in.output && !f.omitempty && isNilable(ft)
+				nullable := in.output && !f.omitempty && ft.Kind() == reflect.Pointer
 				if err := in.write(e, ft, nullable); err != nil {
 					return fmt.Errorf("field %s: %w", f.name, err)
 				}
@@ -279,14 +298,6 @@ func (in *inferer) writeStruct(e *encoder, t reflect.Type) error {
 	e.raw([]byte("false"))
 	e.close()
 	return nil
-}
-
-func isNilable(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-		return true
-	}
-	return false
 }
 
 // addDescription inserts "description" into the object schema written

@@ -121,24 +121,42 @@ func TestInferSchema(t *testing.T) {
 	}
 }
 
-func TestInferSchemaOutputAllowsNull(t *testing.T) {
+// TestInferSchemaOutputNullOnlyForPointers: in an output schema a slice
+// is an "array" and a map an "object" (a typed tool sends nil ones as []
+// and {}); only a pointer, which Go encodes as null when nil, may be null.
+func TestInferSchemaOutputNullOnlyForPointers(t *testing.T) {
 	m := inferMap(t, reflect.TypeFor[inferInput](), true)
 	props := m["properties"].(map[string]any)
 	if typ := props["nick"].(map[string]any)["type"]; !reflect.DeepEqual(typ, []any{"string", "null"}) {
 		t.Errorf("output nick: %v", typ)
 	}
-	if typ := props["counts"].(map[string]any)["type"]; !reflect.DeepEqual(typ, []any{"object", "null"}) {
-		t.Errorf("output counts: %v", typ)
+	for _, p := range []string{"counts", "tags", "blob", "fixed", "children"} {
+		if typ := props[p].(map[string]any)["type"]; reflect.TypeOf(typ).Kind() != reflect.String {
+			t.Errorf("output %s: %v, want one type, not null", p, typ)
+		}
 	}
-	// A nil slice or map really encodes as null and must validate.
+	if props["fixed"].(map[string]any)["items"].(map[string]any)["type"] != "integer" {
+		t.Errorf("a [2]int is an array of integers: %v", props["fixed"])
+	}
+	// A zero value, as a typed tool sends it, validates.
 	raw, _ := inferSchema(reflect.TypeFor[inferInput](), true)
 	c, err := compileSchema(raw, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, _ := json.Marshal(inferInput{})
+	out = newOutputShape(reflect.TypeFor[inferInput]()).structured(out)
 	if err := c.validate(out); err != nil {
 		t.Errorf("zero value output does not validate: %v\n%s", err, out)
+	}
+	// A [N]byte is an array of numbers in encoding/json, not base64.
+	m = inferMap(t, reflect.TypeFor[struct {
+		A [4]byte `json:"a"`
+		B []byte  `json:"b"`
+	}](), true)
+	props = m["properties"].(map[string]any)
+	if props["a"].(map[string]any)["type"] != "array" || props["b"].(map[string]any)["contentEncoding"] != "base64" {
+		t.Errorf("byte array and slice: %v", props)
 	}
 }
 

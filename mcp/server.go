@@ -44,10 +44,12 @@ type ServerOptions struct {
 
 // Server is the registry most users write against: tools, resources,
 // resource templates, prompts and completions registered up front or at
-// run time, served through NewEngine(srv, …). It implements Handler and
-// every optional handler interface, ignores the handler state (it is a
-// StatelessHandler, so sessions may run its calls concurrently), and
-// advertises a feature once something of that kind has been registered.
+// run time, and served by [Controller] over HTTP (as Options.Handler), by
+// [ServeStdio] or [ServeConn], or in tests by mcptest.Dial. It implements
+// Handler and every optional handler interface, ignores the handler state
+// (it is a StatelessHandler, so sessions may run its calls concurrently),
+// and advertises a feature once something of that kind has been
+// registered.
 //
 // Registration validates everything (names, URIs, schemas, templates) and
 // fails with an Err… sentinel. Changes are copy-on-write: a call in flight

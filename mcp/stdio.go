@@ -54,9 +54,22 @@ type ConnOptions struct {
 	// is answered InvalidRequest and skipped); default
 	// DefaultMaxBodyBytes.
 	MaxMessageBytes int
+	// MaxBatch and MaxAnswerBytes bound a batch's messages and one
+	// answer's bytes, as Limits' fields of the same names do over HTTP
+	// (a longer batch is answered with one -32600 error, id null).
+	// Defaults 32 and 8 MiB; negative means none.
+	MaxBatch       int
+	MaxAnswerBytes int
 	// Telemetry reports spans and metrics through OpenTelemetry; nil,
 	// the default, reports nothing. See [Telemetry].
 	Telemetry *Telemetry
+	// ShutdownTimeout bounds how long ServeConn takes to return once
+	// the session ended (the input ended, or ctx did): the calls still
+	// running are cancelled, and ServeConn waits this long for them to
+	// finish and for their answers to be written, then returns
+	// ErrCallsRunning. A client that no longer reads its output holds a
+	// write up, and the timeout bounds that too. Default 5 seconds.
+	ShutdownTimeout time.Duration
 }
 
 // ServeConn serves one client over c until c's input ends, c's client
@@ -78,8 +91,9 @@ type ConnOptions struct {
 // subscriptions/listen. A request the client cancelled gets no response.
 // Batches are served in 2025-03-26 only.
 //
-// Pitfall: handlers must honour their context; ServeConn waits 5 seconds
-// for cancelled calls, then returns ErrCallsRunning.
+// Pitfall: handlers must honour their context; ServeConn waits
+// ConnOptions.ShutdownTimeout (5 seconds) for cancelled calls, then
+// returns ErrCallsRunning.
 func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error {
 	if h == nil {
 		panic("mcp: ServeConn needs a Handler")
@@ -101,9 +115,12 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 	if err != nil {
 		return err
 	}
-	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel})
+	maxBatch, maxAnswer := orDefault(o.MaxBatch, defaultMaxBatch), orDefault(o.MaxAnswerBytes, defaultMaxAnswerBytes)
+	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel,
+		MaxAnswer: maxAnswer})
 	return conn.Serve(ctx, conn.Config{Engine: eng, Identity: o.Identity, Logger: o.Logger,
-		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize}, c)
+		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize, MaxBatch: maxBatch, MaxAnswer: maxAnswer,
+		Grace: o.ShutdownTimeout}, c)
 }
 
 // ServeStdio serves the stdio transport: newline-delimited JSON-RPC on
@@ -125,7 +142,8 @@ func ServeStdio(ctx context.Context, h Handler, opts *ConnOptions) error {
 	return ServeConn(ctx, h, conn.NewLines(os.Stdin, os.Stdout, max), opts)
 }
 
-// ErrCallsRunning is what ServeConn returns when calls still ran 5
-// seconds after the connection ended: their handlers ignore their
-// context.
+// ErrCallsRunning is what ServeConn returns when calls still ran, or
+// their answers were still being written, ConnOptions.ShutdownTimeout
+// after the session ended: their handlers ignore their context, or the
+// client stopped reading.
 var ErrCallsRunning = conn.ErrCallsRunning

@@ -47,6 +47,7 @@ func startStdio(t *testing.T, h Handler, opts *ConnOptions) *stdioClient {
 	o := &ConnOptions{Logger: lg, MaxMessageBytes: 1 << 16}
 	if opts != nil {
 		o.Identity, o.QueueSize, o.RequestTimeout, o.Telemetry = opts.Identity, opts.QueueSize, opts.RequestTimeout, opts.Telemetry
+		o.MaxBatch, o.MaxAnswerBytes = opts.MaxBatch, opts.MaxAnswerBytes
 	}
 	c := &stdioClient{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1), msgs: make(chan rpcLine, 256)}
 	go func() {
@@ -390,3 +391,57 @@ func (c *failingConn) Read(ctx context.Context) ([]byte, error) {
 }
 
 func (c *failingConn) Write(context.Context, []byte, jsonrpc.ID) error { return errWriteFailed }
+
+// ServeConn returns ShutdownTimeout after ctx ends, whether a handler
+// ignores its context or the client stopped reading its output.
+func TestServeConnShutdownIsBounded(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	run := func(t *testing.T, h Handler, out io.Writer) (time.Duration, error) {
+		inR, inW := io.Pipe()
+		defer inW.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		lg, _ := quietLogger()
+		done := make(chan error, 1)
+		go func() {
+			done <- ServeConn(ctx, h, newTestLines(inR, out, 1<<16), &ConnOptions{Logger: lg, ShutdownTimeout: timeout})
+		}()
+		_, err := io.WriteString(inW, initBody("2025-11-25", "{}")+"\n"+toolCall("1", "stuck", `{}`)+"\n")
+		require.NoError(t, err)
+		time.Sleep(100 * time.Millisecond) // the call runs, or its answer waits for the client
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-done:
+			return time.Since(start), err
+		case <-time.After(10 * time.Second):
+			t.Fatal("ServeConn did not return after its context ended")
+			return 0, nil
+		}
+	}
+
+	t.Run("handler ignores its context", func(t *testing.T) {
+		srv := NewServer(Implementation{Name: "stuck", Version: "1"}, nil)
+		release := make(chan struct{})
+		require.NoError(t, AddTool(srv, &Tool{Name: "stuck"}, func(context.Context, *CallToolRequest, struct{}) (string, error) {
+			<-release
+			return "late", nil
+		}))
+		took, err := run(t, srv, io.Discard)
+		close(release)
+		require.ErrorIs(t, err, ErrCallsRunning)
+		assert.GreaterOrEqual(t, took, timeout)
+		assert.Less(t, took, timeout+time.Second)
+	})
+	t.Run("client stopped reading", func(t *testing.T) {
+		srv := NewServer(Implementation{Name: "stuck", Version: "1"}, nil)
+		require.NoError(t, AddTool(srv, &Tool{Name: "stuck"}, func(context.Context, *CallToolRequest, struct{}) (string, error) {
+			return strings.Repeat("x", 1<<17), nil // more than the framing buffers
+		}))
+		outR, outW := io.Pipe() // nobody reads outR
+		took, err := run(t, srv, outW)
+		outR.Close() // the blocked write fails, and its goroutine ends
+		require.ErrorIs(t, err, ErrCallsRunning)
+		assert.Less(t, took, timeout+time.Second)
+	})
+}

@@ -101,7 +101,7 @@ type taskStore struct {
 	m        map[string]*task
 	watchers map[*listener]bool // subscriptions/listen streams with taskIds
 	now      func() time.Time
-	prefix   string // EngineOptions.TaskIDPrefix
+	prefix   string // engineOptions.TaskIDPrefix
 }
 
 func newTaskStore(e *engine, o *TaskOptions) *taskStore {

@@ -13,9 +13,15 @@ import (
 
 // ToolFunc is a typed tool: In is decoded from the validated arguments,
 // Out becomes the result. Out may be *CallToolResult (sent as is), string
-// (one text block), or any type that encodes to a JSON object (sent as
-// structuredContent, checked against the output schema, and mirrored as
+// (one text block), or any other type, whose JSON is sent as
+// structuredContent (checked against the output schema, and mirrored as
 // JSON in a text block for clients that predate structured output).
+// structuredContent is always a JSON object: a struct or a map is sent as
+// itself, and any Out whose JSON is not an object (a number, a bool, a
+// named string type, a slice, an array, time.Time or another type with its
+// own MarshalJSON or MarshalText) as {"result": value}, with an output
+// schema that says so. A nil slice or map is sent as [] or {}, as its
+// schema says; a nil pointer as null.
 //
 // A returned error becomes a result with isError and the error's text
 // (the model sees it), except a *wire.Error, ErrInvalidParams or an
@@ -59,10 +65,16 @@ func validToolName(name string) bool {
 // set, else inferred from In once, here: exported fields by their json
 // names, fields without omitempty/omitzero and not pointers required,
 // additionalProperties false, a `jsonschema:"…"` tag as description,
-// recursive types through $defs. The output schema likewise from Out
-// (none for *CallToolResult and string). Arguments are validated against
-// the input schema before h runs: invalid ones are an isError result from
-// 2025-11-25 on and InvalidParams before. The Server does not keep t.
+// recursive types through $defs; a slice is an "array" and a map an
+// "object", never null. The output schema likewise from Out (none for
+// *CallToolResult and string; for an Out whose JSON is not an object, the
+// object {"result": …} it is sent as, see [ToolFunc]). A t.OutputSchema
+// given instead describes the value as sent, wrapped or not. Out of an
+// interface type or json.RawMessage has no inferred schema, and a value
+// of it that is not a JSON object is wrapped the same way. Arguments are
+// validated against the input schema before h runs: invalid ones are an
+// isError result from 2025-11-25 on and InvalidParams before. The Server
+// does not keep t.
 func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 	if t == nil {
 		return fmt.Errorf("%w: nil tool", ErrName)
@@ -85,8 +97,12 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 		}
 	}
 	structured := outType != typeCallToolRes && outType != typeString
-	if tool.OutputSchema == nil && structured && outType.Kind() != reflect.Interface && outType != typeRawMessage {
-		raw, err := inferSchema(outType, true)
+	var shape *outputShape
+	if structured {
+		shape = newOutputShape(outType)
+	}
+	if tool.OutputSchema == nil && structured && !shape.dynamic {
+		raw, err := inferOutputSchema(outType, shape.wrap)
 		if err != nil {
 			return fmt.Errorf("%w: tool %q output %s: %v", ErrInvalidSchema, t.Name, outType, err)
 		}
@@ -113,6 +129,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out]) error {
 		if err != nil {
 			return nil, errUnencoded
 		}
+		raw = shape.structured(raw)
 		if output != nil {
 			if err := output.validate(raw); err != nil {
 				return nil, errToolOutput

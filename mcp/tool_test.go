@@ -202,8 +202,9 @@ func TestToolRegistrationErrors(t *testing.T) {
 			})
 		}, "chan input"},
 		{ErrInvalidSchema, func() error {
-			return AddTool(s, &Tool{Name: "b"}, func(ctx context.Context, req *CallToolRequest, in EchoIn) ([]string, error) { return nil, nil })
-		}, "non-object output"},
+			return AddTool(s, &Tool{Name: "b", OutputSchema: json.RawMessage(`{"type":"array"}`)},
+				func(ctx context.Context, req *CallToolRequest, in EchoIn) ([]string, error) { return nil, nil })
+		}, "non-object output schema"},
 		{ErrNilHandler, func() error { return s.AddToolRaw(&Tool{Name: "b"}, nil) }, "nil raw"},
 		{ErrNilHandler, func() error { return AddTool[EchoIn, string](s, &Tool{Name: "b"}, nil) }, "nil typed"},
 	}

@@ -193,9 +193,11 @@ type Cluster struct {
 	sharded bool // the server has sharded pub/sub (Redis 7)
 	ps      *redis.PubSub
 
-	// lastBeat is when the last successful beat started (Unix ns), for
+	// lastBeat is when the last successful beat started (Unix ns), and
+	// beatErr why the last beat failed (nil when it succeeded), for
 	// Healthy.
 	lastBeat atomic.Int64
+	beatErr  atomic.Pointer[error]
 
 	mu       sync.Mutex
 	watchers map[int]func(cluster.Notice)

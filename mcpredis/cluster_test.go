@@ -564,6 +564,21 @@ func TestRedisDownFailsFastAndRecovers(t *testing.T) {
 	for range 4 {
 		assert.Equal(t, "again", c.echo("again"))
 	}
+	// A relay to an owner the replica knows needs no Redis, so the
+	// calls above may pass before Redis is back in use: a new session,
+	// created on one replica and found by the other, shows that it is.
+	require.Eventually(t, func() bool {
+		resp := fresh.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false
+		}
+		fresh.sid = resp.Header.Get("Mcp-Session-Id")
+		resp = fresh.do(http.MethodPost, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		resp.Body.Close()
+		fresh.sid = ""
+		return resp.StatusCode == http.StatusAccepted
+	}, 10*time.Second, 100*time.Millisecond)
 	fresh.initialize()
 	assert.Equal(t, "new", fresh.echo("new"))
 }

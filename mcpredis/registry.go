@@ -136,8 +136,10 @@ func (c *Cluster) beat(ctx context.Context) (reset bool, err error) {
 	v, err := beatScript.Run(ctx, c.rdb, c.regKeys(), c.self.ID, c.self.URL, c.opts.ReplicaTTL.Milliseconds(),
 		known, hex.EncodeToString(b[:]), done).Slice()
 	if err != nil {
+		c.beatErr.Store(&err)
 		return false, c.fail(err)
 	}
+	c.beatErr.Store(nil)
 	if len(v) != 4 {
 		return false, fmt.Errorf("beat: %d values from the script", len(v))
 	}

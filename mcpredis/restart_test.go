@@ -76,7 +76,18 @@ func TestEveryAnswerAcrossARedisRestartIsDocumented(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	rs.Stop()
-	time.Sleep(time.Second)
+	time.Sleep(100 * time.Millisecond)
+	// The sessions that run go on (their owners, and the replicas that
+	// relay to owners they know, need no Redis), but none can start.
+	resp := newClient(t, lb.URL).do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	resp.Body.Close()
+	mu.Lock()
+	counts[resp.StatusCode]++
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		bad = append(bad, fmt.Sprintf("initialize while Redis is down: %d (Retry-After %q)", resp.StatusCode, resp.Header.Get("Retry-After")))
+	}
+	mu.Unlock()
+	time.Sleep(900 * time.Millisecond)
 	rs.Restart()
 	time.Sleep(3 * time.Second) // ReplicaTTL + 2 heartbeats is 1 s here
 	close(stop)

@@ -17,9 +17,9 @@ const DefaultMaxBodyBytes = 4 << 20
 // must then answer 413 itself (test with errors.As), because only it knows
 // what it has written so far. The mcp package does.
 //
-// Put BodyLimit before [RequestLogger] when request bodies are logged: the
-// logger keeps a copy of what the handler reads. BodyLimit panics if
-// maxBytes is not positive.
+// Put BodyLimit before [Logging] when request bodies are logged: httplog
+// keeps a copy of the body, and reads to its end what the handler left.
+// BodyLimit panics if maxBytes is not positive.
 func BodyLimit(maxBytes int64) func(http.Handler) http.Handler {
 	if maxBytes <= 0 {
 		panic("saguaro/middleware: BodyLimit expects maxBytes > 0")

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/go-chi/httplog/v3"
 )
 
 // ErrBodyTimeout is the error a handler's body read returns under
@@ -20,7 +22,9 @@ var ErrBodyTimeout = errors.New("saguaro/middleware: request body not sent in ti
 // that trickles its body (a few bytes every few seconds, to hold a
 // connection and a goroutine for as long as it likes) is cut off: the
 // handler's read fails with an error wrapping [ErrBodyTimeout], the
-// request's log line (under [RequestLogger]) carries it, and net/http
+// request's log line (under httplog's RequestLogger or [Logging]) carries
+// it through httplog.SetError, which, not being safe for concurrent use,
+// wants the body read on the request's goroutine, and net/http
 // closes the connection after the answer. The handler answers; 408
 // Request Timeout is the status that says what happened:
 //
@@ -77,7 +81,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = fmt.Errorf("%w: %w", ErrBodyTimeout, err)
-		_ = SetError(b.r.Context(), err)
+		_ = httplog.SetError(b.r.Context(), err)
 	}
 	return n, err
 }

@@ -1,8 +1,9 @@
 // Package middleware holds the chi middleware that production wraps around
-// an MCP endpoint: request logging that understands event streams and MCP,
-// the Origin and Host checks of the MCP transport, a CORS preset for browser
-// clients, a body size limit and rate limits. Every piece is an ordinary
-// func(http.Handler) http.Handler and is useful without the mcp package.
+// an MCP endpoint: httplog's request logging with a line when an event
+// stream opens, the Origin and Host checks of the MCP transport, a CORS
+// preset for browser clients, body limits and rate limits. Every piece is
+// an ordinary func(http.Handler) http.Handler and is useful without the
+// mcp package.
 //
 // The package is named like chi's own middleware package; import one of the
 // two under another name:
@@ -22,10 +23,9 @@
 //	origins := []string{"https://app.example.com"}
 //
 //	r := chi.NewRouter()
-//	r.Use(chimw.RequestID)               // its id reaches the log line
+//	r.Use(chimw.RequestID)               // its id reaches the log lines
 //	r.Use(chimw.ClientIPFromRemoteAddr)  // or ClientIPFromXFF(proxies...) behind a proxy
-//	r.Use(middleware.RequestLogger(logger, nil))
-//	r.Use(chimw.Recoverer)               // inside the logger, so the line shows the 500
+//	r.Use(middleware.Logging(logger, nil))
 //	r.Use(chimw.Heartbeat("/healthz"))
 //
 //	r.Group(func(r chi.Router) {
@@ -33,20 +33,24 @@
 //		r.Use(middleware.OriginCheck(&middleware.OriginOptions{AllowedOrigins: origins}))
 //		r.Use(middleware.RateLimit(nil))    // 100/min per client IP, before auth
 //		r.Use(middleware.BodyLimit(middleware.DefaultMaxBodyBytes))
-//		r.With(verifier, auth.Required(),
+//		r.With(verifier.Handler, auth.Required(),
 //			middleware.RateLimit(&middleware.RateLimitOptions{
 //				Limit: 600,
-//				Key:   middleware.KeyBySubject(subjectOf), // subject from the auth context
+//				Key:   middleware.KeyBySubject(auth.Identity),
 //			}),
-//		).Mount("/mcp", mcp.Controller(opts)) // opts' log hook = middleware.SetAttrs
+//		).Mount("/mcp", mcp.Controller(&mcp.Options{
+//			Handler: srv,
+//			Attrs:   httplog.SetAttrs, // MCP attributes on the request's line
+//		}))
 //	})
 //
 // Why this order:
 //
-//   - RequestID and ClientIPFrom… go before [RequestLogger] so that their
-//     values are in the context the logger reads.
-//   - chi's Recoverer goes after the logger, or set
-//     [LogOptions].RecoverPanics instead; not both.
+//   - RequestID and ClientIPFrom… go before [Logging] so that their values
+//     are in the context it reads.
+//   - Logging recovers panics itself (httplog's RecoverPanics, on by
+//     default) and logs them with their stack; chi's Recoverer after it
+//     also works, and then the line shows the 500 without the panic.
 //   - [CORS] answers preflights itself and stops there, so it goes before
 //     authentication (preflights carry no token). [OriginCheck] refuses what
 //     CORS merely declines to bless.
@@ -55,28 +59,14 @@
 //
 // # Logging and MCP attributes
 //
-// [RequestLogger] writes httplog v3's request line with its pitfalls
-// closed: query values, credentials and the Referer's query are redacted
-// (the handler still sees them), 429 is Warn, an event stream is logged
-// once when it is accepted and once when it ends (with duration and
-// bytes), its body is never copied, and [SetAttrs] and [SetError] add
-// attributes from any goroutine. They replace httplog.SetAttrs and
-// httplog.SetError, which do nothing under RequestLogger.
-//
-// The line costs CPU on every request. Give RequestLogger a logger whose
-// handler is [NewJSONHandler]'s and the line is written straight into the
-// output instead of through a slog.Record: the same bytes as
-// slog.JSONHandler, for about 40% less CPU than the line costs through
-// slog (BenchmarkRequestLogger_MCPPost: preset, preset-direct and
-// preset-silent, the last writing no line). It applies when the handler has no ReplaceAttr and no
-// AddSource; otherwise lines go through slog as with any other handler.
-//
-// The mcp package does not import this package. It takes a hook of type
-// func(context.Context, ...slog.Attr); set it to [SetAttrs]. The attribute
-// keys it uses are the constants [MCPMethodKey], [MCPIDKey], [MCPToolKey],
-// [MCPPromptKey], [MCPResourceKey], [MCPNameKey], [MCPSessionKey],
-// [MCPRevisionKey] and [MCPErrorCodeKey]. The logger fills the session,
-// revision, method and name from the MCP headers by itself.
+// The request line is httplog v3's: [Logging] is httplog.RequestLogger
+// with httplog's options, plus a line when an event stream is accepted
+// (httplog writes its line when the handler returns, which for a stream
+// is when it ends) and chi's request id and resolved client IP. The mcp
+// package does not import httplog or this package: it reports what a
+// request calls (method, id, tool, prompt or resource, session, revision,
+// JSON-RPC error code) through its Options.Attrs hook, on the request's
+// goroutine; set the hook to httplog.SetAttrs.
 //
 // # Status codes and bodies
 //
@@ -109,9 +99,9 @@
 //     under a header without Content-Encoding when the handler flushes
 //     before writing the header. Call WriteHeader before the first flush
 //     (the sse package does), or leave event-stream out of Compress's types.
-//     Behind [RequestLogger] a bare Flush commits the header first, which
-//     also saves a Compress placed outside the logger.
+//     Behind [Logging] a bare Flush commits the header first, which also
+//     saves a Compress placed outside the logger.
 //
-// RequestID, ClientIPFrom…, Recoverer, NoCache, Heartbeat, [RequestLogger],
+// RequestID, ClientIPFrom…, Recoverer, NoCache, Heartbeat, [Logging],
 // [CORS], [OriginCheck], [BodyLimit] and [RateLimit] are safe on streams.
 package middleware

@@ -8,53 +8,80 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
+
+	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/middleware"
 )
 
 // exampleLogger writes text lines with only the given keys, so that the
-// examples' output is short and stable (no times, durations or ports).
+// examples' output is short and stable (no times, durations or ports),
+// under the ECS schema's names.
 func exampleLogger(keys ...string) *slog.Logger {
-	keep := map[string]bool{slog.LevelKey: true}
+	keep := map[string]bool{}
 	for _, k := range keys {
 		keep[k] = true
 	}
-	return slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if !keep[a.Key] {
+	return slog.New(keepOnly{slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == slog.MessageKey {
 				return slog.Attr{}
 			}
-			return a
+			return httplog.SchemaECS.ReplaceAttr(groups, a)
 		},
-	}))
+	}), keep})
 }
 
-// The preset redacts query values and credentials, takes MCP attributes
-// from the headers, and adds what the handler sets with SetAttrs.
-func ExampleRequestLogger() {
-	logger := exampleLogger("url.full", "http.response.status_code", middleware.MCPMethodKey, middleware.MCPToolKey)
-	h := middleware.RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		middleware.SetAttrs(r.Context(), slog.String(middleware.MCPToolKey, "get_weather"))
-		fmt.Fprintln(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+// keepOnly passes on a record with only the attributes it keeps.
+type keepOnly struct {
+	slog.Handler
+	keep map[string]bool
+}
+
+func (h keepOnly) Handle(ctx context.Context, r slog.Record) error {
+	kept := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if h.keep[a.Key] {
+			kept.AddAttrs(a)
+		}
+		return true
+	})
+	return h.Handler.Handle(ctx, kept)
+}
+
+// The preset is httplog's request line; the mcp package puts what a
+// request calls on it through httplog.SetAttrs.
+func ExampleLogging() {
+	logger := exampleLogger("url.full", "http.response.status_code", mcp.AttrMethod, mcp.AttrTool, mcp.AttrID)
+	srv := mcp.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	_ = mcp.AddTool(srv, &mcp.Tool{Name: "get_weather"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct{ City string }) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.Text("sunny in " + in.City)}}, nil
+		})
+	h := middleware.Logging(logger, nil)(mcp.Controller(&mcp.Options{
+		Handler: srv,
+		Attrs:   httplog.SetAttrs,
 	}))
 
-	req := httptest.NewRequest(http.MethodPost, "/mcp?access_token=SECRET", strings.NewReader("{}"))
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_weather","arguments":{"City":"Tucson"}}}`))
 	req.Host = "127.0.0.1:8080"
-	req.Header.Set("Authorization", "Bearer SECRET")
-	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	h.ServeHTTP(httptest.NewRecorder(), req)
 	// Output:
-	// level=INFO url.full="http://127.0.0.1:8080/mcp?access_token=REDACTED" http.response.status_code=200 mcp.method=tools/call mcp.tool=get_weather
+	// log.level=INFO url.full=http://127.0.0.1:8080/mcp http.response.status_code=200 mcp.method=tools/call mcp.id=7 mcp.tool=get_weather
 }
 
-// An event stream gets a line when it is accepted and one when it ends.
-func ExampleRequestLogger_stream() {
+// An event stream gets a line when it is accepted and httplog's when it
+// ends.
+func ExampleLogging_stream() {
 	logger := exampleLogger(middleware.StreamLogKey, "http.response.body.bytes")
-	h := middleware.RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := middleware.Logging(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		fmt.Fprint(w, "data: 1\n\n")
@@ -62,53 +89,25 @@ func ExampleRequestLogger_stream() {
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/mcp", nil))
 	// Output:
-	// level=INFO http.stream=start
-	// level=INFO http.response.body.bytes=9 http.stream=end
+	// log.level=INFO http.stream=start
+	// log.level=INFO http.response.body.bytes=9 http.stream=end
 }
 
-// SetAttrs may be called from any goroutine while the request is served:
-// here from the tool's own goroutine, as the mcp package does through its
-// log hook.
-func ExampleSetAttrs() {
-	logger := exampleLogger(middleware.MCPMethodKey, middleware.MCPIDKey, middleware.MCPErrorCodeKey)
-	hook := middleware.SetAttrs // what the app gives the mcp package
-	h := middleware.RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hook(r.Context(), slog.String(middleware.MCPMethodKey, "tools/call"), slog.Int(middleware.MCPIDKey, 7))
-		var wg sync.WaitGroup
-		wg.Go(func() { // the tool's goroutine
-			hook(r.Context(), slog.Int(middleware.MCPErrorCodeKey, -32602))
-		})
-		wg.Wait()
-	}))
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
-	// Output:
-	// level=INFO mcp.method=tools/call mcp.id=7 mcp.error_code=-32602
-}
-
-// SetError puts a handler's error on the request's line, in the place of
-// httplog.SetError, which does nothing under RequestLogger. The schema's
+// A handler's error goes on the line with httplog.SetError; the schema's
 // ReplaceAttr names it as the schema does: error.message in ECS.
-func ExampleSetError() {
-	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			a = httplog.SchemaECS.ReplaceAttr(groups, a)
-			if a.Key != "log.level" && a.Key != "http.response.status_code" && a.Key != "error.message" {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+func ExampleLogging_error() {
+	logger := exampleLogger("http.response.status_code", httplog.ErrorKey)
 	find := func(ctx context.Context, id string) error {
-		return middleware.SetError(ctx, fmt.Errorf("no tool %q", id))
+		return httplog.SetError(ctx, fmt.Errorf("no task %q", id))
 	}
-	h := middleware.RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := find(r.Context(), "get_weather"); err != nil {
+	h := middleware.Logging(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := find(r.Context(), "7"); err != nil {
 			http.Error(w, "not found", http.StatusNotFound)
 		}
 	}))
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/tasks/7", nil))
 	// Output:
-	// log.level=WARN http.response.status_code=404 error.message="no tool \"get_weather\""
+	// log.level=WARN http.response.status_code=404 error.message="no task \"7\""
 }
 
 // A server on loopback refuses foreign Host headers (DNS rebinding) and

@@ -1,422 +1,250 @@
 package middleware
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"fmt"
-	"io"
+	"bufio"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/url"
-	"runtime"
+	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
+	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
-
-	"github.com/saguaro-go/saguaro/internal/reqscope"
 )
 
-// LogOptions configures [RequestLogger]. The zero value (or a nil pointer)
-// is a safe production setting: Info level, the ECS schema, Content-Type and
-// Origin request headers, no bodies, query values redacted.
+// Log attribute keys that [Logging] adds to httplog's line.
+const (
+	// RequestIDLogKey carries chi's request id ([chimw.GetReqID]) when
+	// chi's RequestID middleware runs before Logging. It is what ties an
+	// event stream's start line to its end line.
+	RequestIDLogKey = "http.request.id"
+	// ClientIPLogKey carries the client IP resolved by one of chi's
+	// ClientIPFrom… middlewares. The schema's own client IP field is
+	// r.RemoteAddr, which is the proxy's address behind a proxy.
+	ClientIPLogKey = "client.ip.resolved"
+	// StreamLogKey marks the lines of an event stream (a 2xx response
+	// whose Content-Type is text/event-stream): "start" on the line
+	// Logging writes when the stream is accepted, "end" on httplog's line
+	// when it ends.
+	StreamLogKey = "http.stream"
+)
+
+// The MCP keys the start line of a stream takes from the request's
+// headers; the same strings as mcp.AttrSession, mcp.AttrRevision and
+// mcp.AttrMethod, which the mcp package puts on the end line itself.
+const (
+	sessionLogKey  = "mcp.session"
+	revisionLogKey = "mcp.revision"
+	methodLogKey   = "mcp.method"
+)
+
+// Logging returns the request logging preset: [httplog.RequestLogger]
+// with opts, as httplog takes them (nil means httplog's defaults: Info
+// level, [httplog.SchemaECS], panics recovered, the Content-Type and
+// Origin request headers and the Content-Type response header), and
+// around the handler the little httplog has no place for:
 //
-// Its fields up to LogBodyMaxLen are those of httplog.Options, with the
-// same meaning except where a field says otherwise. httplog's
-// LogExtraAttrs has no counterpart (it makes httplog copy every request
-// body): add attributes with [SetAttrs].
+//   - a line when an event stream is accepted, at Info, marked
+//     StreamLogKey=start, with the request's method, URL, path, client
+//     address and status under the schema's names, and the MCP session,
+//     revision and method its headers name. httplog writes its line when
+//     the handler returns, which for a stream is when it ends, maybe
+//     hours later; without this a stream shows nothing while it is open.
+//     httplog's line then carries StreamLogKey=end. opts.Level and
+//     opts.Skip apply to the start line too;
+//   - chi's request id and the resolved client IP ([RequestIDLogKey],
+//     [ClientIPLogKey]) on both lines;
+//   - opts.LogResponseBody is never asked about a request that accepts
+//     text/event-stream: httplog would copy the whole stream into memory.
 //
-// RequestLogger copies the struct; changing it afterwards has no effect, and
-// RequestLogger never writes to it (httplog's own RequestLogger does both:
-// it fills defaults into the caller's Options and gives a non-nil Options no
-// defaults at all).
-type LogOptions struct {
-	// Level is the minimum level of a line. The level of a line comes from
-	// its status: 5xx and panics are Error, every 4xx (429 included) and
-	// aborted responses are Warn, everything else (OPTIONS included) is
-	// Info. Default: Info.
-	Level slog.Level
-
-	// Schema names the fields of a line. Default: [httplog.SchemaECS]. Pass
-	// Schema.ReplaceAttr as the slog handler's ReplaceAttr so that time,
-	// level and message use the schema's names too.
-	Schema *httplog.Schema
-
-	// RecoverPanics makes the logger answer 500 to a panic that left no
-	// status. Use either this or chi's Recoverer placed after the logger,
-	// not both. A panic is logged at Error either way (httplog alone logs an
-	// unrecovered panic as "HTTP 200" at Info).
-	RecoverPanics bool
-
-	// Skip, if set, suppresses the line of a request. It sees the request as
-	// logged (query values redacted) and the status. It is also asked before
-	// a stream's start line, with the stream's status.
-	Skip func(r *http.Request, status int) bool
-
-	// LogRequestHeaders lists the request headers logged. Default:
-	// Content-Type and Origin. The values of Authorization,
-	// Proxy-Authorization and Cookie are always logged as [Redacted]
-	// (Authorization keeps its scheme: "Bearer REDACTED").
-	LogRequestHeaders []string
-
-	// LogResponseHeaders lists the response headers logged. Default: none.
-	// Set-Cookie is refused: RequestLogger panics.
-	LogResponseHeaders []string
-
-	// LogRequestBody, if set, reports whether to log a request's body. The
-	// body is copied into memory as the handler reads it, so put
-	// [BodyLimit] before the logger when you turn it on. Bytes the handler
-	// did not read are neither read nor logged.
-	LogRequestBody func(r *http.Request) bool
-
-	// LogResponseBody, if set, reports whether to log a response's body. An
-	// event stream is never copied, whatever this returns: the copy stops
-	// when the stream's header is written, before its first byte.
-	LogResponseBody func(r *http.Request) bool
-
-	// LogBodyContentTypes lists the Content-Type prefixes whose bodies may
-	// be logged; other bodies are logged as a "[body redacted …]" note.
-	// Default: application/json. An empty entry is refused (it would match
-	// every type, which is httplog's own default).
-	LogBodyContentTypes []string
-
-	// LogBodyMaxLen caps a logged body, in bytes. Default: 1024. It trims at
-	// log time only; it does not bound the copy (see LogRequestBody). A
-	// negative value (httplog's "unlimited") is refused.
-	LogBodyMaxLen int
-
-	// LogQueryParams lists query parameters whose values are logged as sent.
-	// Every other value is logged as [Redacted], and a parameter with an
-	// unusual name is redacted whole. Default: none. Never list a
-	// parameter that can carry a credential.
-	LogQueryParams []string
-
-	// NoStreamStart turns off the line written when an event stream is
-	// accepted. The line written when it ends is kept.
-	NoStreamStart bool
-}
-
-const defaultLogBodyMaxLen = 1024
-
-// RequestLogger returns the logging preset: httplog v3's request line with
-// the settings an MCP endpoint needs. It writes one line per request, after
-// the handler returns; for an event stream (a 2xx response whose
-// Content-Type is text/event-stream) that is when the stream ends, carrying
-// its duration and bytes written, and RequestLogger also writes a start
-// line when the stream is accepted, marked with [StreamLogKey].
+// Everything else is httplog's: the line, its level (5xx Error, 4xx Warn
+// except 429, OPTIONS Debug), its panic recovery, its attributes.
+// httplog.SetAttrs and httplog.SetError add to the line; set the mcp
+// package's Options.Attrs to httplog.SetAttrs for the MCP attributes.
+// Pitfalls, all httplog's: SetAttrs is not safe for concurrent use (call
+// it on the request's goroutine, as mcp does); url.full and the message
+// carry the query string, so keep secrets out of URLs; a stream that the
+// client closes ends with error.message "request aborted" (the
+// context's cancellation, which is how an event stream normally ends); a
+// non-nil opts gets none of the defaults above but the body ones.
 //
-// The line has httplog's fields, named by the schema, in httplog's order.
-// On top of httplog it:
-//   - redacts query values in every place the URL is logged (url.full and
-//     the message) and in the Referer header, while the handler still sees
-//     the original URL;
-//   - redacts Authorization, Proxy-Authorization and Cookie values;
-//   - sets the level from the status alone (429 is Warn and OPTIONS is
-//     Info, where httplog says Info and Debug) and logs a panic at Error
-//     even when it is not recovered;
-//   - logs a response cut on purpose ([http.ErrAbortHandler], which
-//     net/http and httputil.ReverseProxy use to abort a response that
-//     cannot be finished) as what it is: "response aborted", at Warn or
-//     the status's level if higher, with no stack;
-//   - never copies an event stream's body, and never drains the unread rest
-//     of a request body into memory;
-//   - adds the attributes of [SetAttrs] and [SetError], which are safe
-//     from any goroutine, the MCP request headers (see [MCPSessionKey] and
-//     the keys next to it), chi's request id and the resolved client IP.
-//
-// Apart from these, the line is httplog's byte for byte (the package's
-// tests serve the same requests through both on every schema), but this
-// package writes it: httplog's middleware has no hook for the changes
-// above, and it allocates about three times as many objects per request.
-// The schema still names every field.
-//
-// httplog.SetAttrs and httplog.SetError do nothing under RequestLogger:
-// they store into a context value that only httplog's own middleware
-// creates. Call [SetAttrs] and [SetError] of this package instead; they
-// take the same arguments and are safe from any goroutine.
-//
-// With a logger on [NewJSONHandler], the line is written without a
-// slog.Record, byte for byte what slog.JSONHandler would write.
-//
-// Place it after chi's RequestID and ClientIPFrom… middleware, so their
-// values reach the line, and before everything else. RequestLogger panics
-// if logger is nil or opts is invalid.
-func RequestLogger(logger *slog.Logger, opts *LogOptions) func(http.Handler) http.Handler {
+// Give the slog handler the schema's ReplaceAttr, so that time, level,
+// message and error take the schema's names. Place Logging after chi's
+// RequestID and ClientIPFrom… middleware and before the rest. Logging
+// copies opts (httplog's RequestLogger writes into the Options it is
+// given) and panics if logger is nil.
+func Logging(logger *slog.Logger, opts *httplog.Options) func(http.Handler) http.Handler {
 	if logger == nil {
-		panic("saguaro/middleware: RequestLogger needs a logger")
+		panic("saguaro/middleware: Logging needs a logger")
 	}
-	o := opts.withDefaults()
-	keep := make(map[string]bool, len(o.LogQueryParams))
-	for _, k := range o.LogQueryParams {
-		keep[k] = true
-	}
-	l := &reqLogger{opts: o, logger: logger, keep: keep,
-		needLogged: o.Skip != nil || o.LogRequestBody != nil || o.LogResponseBody != nil}
-	for _, name := range o.LogRequestHeaders {
-		l.reqHeaders = append(l.reqHeaders, http.CanonicalHeaderKey(name))
-	}
-
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			l.serve(next, w, r)
-		})
-	}
-}
-
-// withDefaults returns a validated copy of o with defaults filled in.
-func (o *LogOptions) withDefaults() LogOptions {
-	var c LogOptions
-	if o != nil {
-		c = *o
-	}
-	if c.Schema == nil {
-		c.Schema = httplog.SchemaECS
-	}
-	if c.LogRequestHeaders == nil {
-		c.LogRequestHeaders = []string{"Content-Type", "Origin"}
-	} else {
-		c.LogRequestHeaders = append([]string(nil), c.LogRequestHeaders...)
-	}
-	c.LogResponseHeaders = append([]string(nil), c.LogResponseHeaders...)
-	for _, h := range c.LogResponseHeaders {
-		if http.CanonicalHeaderKey(h) == "Set-Cookie" {
-			panic("saguaro/middleware: RequestLogger refuses to log the Set-Cookie response header")
-		}
-	}
-	if len(c.LogBodyContentTypes) == 0 {
-		c.LogBodyContentTypes = []string{"application/json"}
-	} else {
-		c.LogBodyContentTypes = append([]string(nil), c.LogBodyContentTypes...)
-	}
-	for _, ct := range c.LogBodyContentTypes {
-		if strings.TrimSpace(ct) == "" {
-			panic("saguaro/middleware: LogBodyContentTypes has an empty entry, which would match every body")
-		}
-	}
-	switch {
-	case c.LogBodyMaxLen == 0:
-		c.LogBodyMaxLen = defaultLogBodyMaxLen
-	case c.LogBodyMaxLen < 0:
-		panic("saguaro/middleware: LogBodyMaxLen must not be negative")
-	}
-	c.LogQueryParams = append([]string(nil), c.LogQueryParams...)
-	return c
-}
-
-// reqLogger is the preset, shared by every request.
-type reqLogger struct {
-	opts   LogOptions
-	logger *slog.Logger
-	keep   map[string]bool
-	// reqHeaders is LogRequestHeaders in canonical form, found once
-	// rather than per request; the line names them as the options do.
-	reqHeaders []string
-	// needLogged: a caller's hook (Skip, LogRequestBody, LogResponseBody)
-	// gets the request as logged, a redacted copy, which is then built.
-	needLogged bool
-	// pc is the source of the request lines (a handler with AddSource
-	// shows it): finish, found on the first line rather than per line.
-	pc atomic.Uintptr
-}
-
-// reqState is the per-request state, reachable from the context by
-// SetAttrs. It is one allocation: the attribute buffers it starts with
-// cover a typical MCP call.
-type reqState struct {
-	bag attrBag
-
-	orig     *http.Request // the request as the handler sees it
-	logged   *http.Request // the redacted copy for the caller's hooks, or nil
-	url      *url.URL      // the URL as logged (query values redacted)
-	l        *reqLogger
-	hr       *http.Request
-	stream   atomic.Bool
-	req      http.Request  // hr's storage: the handler's request lives in this allocation
-	reqBody  *bytes.Buffer // the copy of a logged request body
-	respBody *bytes.Buffer // the copy of a logged response body
-	sw       streamWriter
-	ctx      logCtx         // the handler's context
-	scope    reqscope.Scope // what the layers below hand down
-
-	bagBuf [6]slog.Attr
-	hdrBuf [2]slog.Attr
-}
-
-type stateKey struct{}
-
-func (stateKey) String() string { return "saguaro/middleware log state" }
-
-// logCtx is the logger's node in the request's context, part of the
-// request's reqState (no allocation of its own). It answers for the state
-// (SetAttrs), for the per-request scope later layers fill instead of
-// wrapping the context again, and for what they stored there.
-type logCtx struct {
-	context.Context
-	st *reqState
-}
-
-func (c *logCtx) Value(key any) any {
-	switch key.(type) {
-	case stateKey:
-		return c.st
-	case reqscope.ScopeKey:
-		return &c.st.scope
-	case reqscope.AuthKey:
-		if v := c.st.scope.Auth(); v != nil {
-			return v
-		}
-	}
-	return c.Context.Value(key)
-}
-
-func (c *logCtx) String() string {
-	if s, ok := c.Context.(fmt.Stringer); ok {
-		return s.String() + ".WithValue(saguaro/middleware log state)"
-	}
-	return "context.WithValue(saguaro/middleware log state)"
-}
-
-func stateFrom(ctx context.Context) *reqState {
-	st, _ := ctx.Value(stateKey{}).(*reqState)
-	return st
-}
-
-// serve runs the handler and writes the request's line when it returns.
-func (l *reqLogger) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	st := &reqState{orig: r, url: r.URL, l: l}
-	st.bag.attrs = st.bagBuf[:0]
-	st.ctx = logCtx{Context: r.Context(), st: st}
-	ctx := context.Context(&st.ctx)
-	st.req = *r.WithContext(ctx) // inlined: the copy is made in st, not on its own
-	hr := &st.req
-	st.hr = hr
-	if r.URL != nil && r.URL.RawQuery != "" {
-		u := *r.URL
-		u.RawQuery = redactQuery(r.URL.RawQuery, l.keep)
-		st.url = &u
-	}
-	if l.needLogged {
-		lr := hr.WithContext(ctx)
-		lr.URL = st.url
-		if st.url != r.URL {
-			if path, _, ok := strings.Cut(r.RequestURI, "?"); ok {
-				lr.RequestURI = path + "?" + st.url.RawQuery
+	var o *httplog.Options // nil: httplog's defaults
+	l := &streamLog{logger: logger, level: slog.LevelInfo, schema: httplog.SchemaECS}
+	if opts != nil {
+		o = new(httplog.Options)
+		*o = *opts
+		if body := o.LogResponseBody; body != nil {
+			o.LogResponseBody = func(r *http.Request) bool {
+				return !strings.Contains(r.Header.Get("Accept"), "text/event-stream") && body(r)
 			}
 		}
-		lr.Header, _ = redactHeader(r.Header, l.keep)
-		st.logged = lr
-	}
-	o := &l.opts
-	logReqBody := o.LogRequestBody != nil && o.LogRequestBody(st.logged)
-	logRespBody := o.LogResponseBody != nil && o.LogResponseBody(st.logged)
-	if logReqBody && r.Body != nil {
-		// Only what the handler reads is copied (and nothing is drained
-		// after it returns); its Close is a no-op, as under httplog.
-		st.reqBody = new(bytes.Buffer)
-		hr.Body = io.NopCloser(io.TeeReader(r.Body, st.reqBody))
-	}
-	st.sw = streamWriter{ResponseWriter: w, starter: st}
-	if logRespBody {
-		st.respBody = new(bytes.Buffer)
-		st.sw.tee = st.respBody
-	}
-	start := time.Now()
-
-	var sw http.ResponseWriter = &st.sw
-	if _, ok := w.(http.Hijacker); ok {
-		sw = hijackStreamWriter{&st.sw}
-	}
-
-	returned := false
-	defer func() {
-		var rec any
-		if !returned {
-			rec = recover()
+		l.level, l.skip = o.Level, o.Skip
+		if o.Schema != nil {
+			l.schema = o.Schema
 		}
-		l.finish(st, ctx, start, !returned, rec, logReqBody, logRespBody)
-	}()
-	next.ServeHTTP(sw, hr)
-	returned = true
+	}
+	outer := httplog.RequestLogger(logger, o)
+	return func(next http.Handler) http.Handler {
+		return outer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			l.serve(next, w, r)
+		}))
+	}
 }
 
-// finish writes the line of a request whose handler returned or panicked
-// (rec is what it panicked with; a runtime.Goexit leaves it nil).
-func (l *reqLogger) finish(st *reqState, ctx context.Context, start time.Time, panicked bool, rec any, logReqBody, logRespBody bool) {
-	o := &l.opts
-	ww := &st.sw
-	bag := st.bag.close()
-	// The line is built on the stack (it grows to the heap past 40
-	// attributes); the record copies it.
-	var lineBuf [40]slog.Attr
-	line := lineBuf[:0]
-	if rec != nil {
-		// 500 if recovering and no status was set.
-		if o.RecoverPanics && ww.code == 0 && st.orig.Header.Get("Connection") != "Upgrade" {
-			ww.WriteHeader(http.StatusInternalServerError)
-		}
-		if rec == http.ErrAbortHandler || !o.RecoverPanics {
-			// Re-panic http.ErrAbortHandler always, and other values
-			// when not recovering, once the line is written.
-			defer panic(rec)
-		}
-		if rec == http.ErrAbortHandler {
-			line = appendAttrs(line, slog.String(o.Schema.ErrorMessage, "response aborted"))
-		} else {
-			stack := make([]uintptr, 10)
-			// Skip Callers, finish, the deferred func and gopanic: the
-			// first frame is the one that panicked.
-			stack = stack[:runtime.Callers(4, stack)]
-			line = appendPanic(line, o.Schema, rec, stack)
-		}
-	}
+// streamLog is the part of Logging inside httplog's middleware.
+type streamLog struct {
+	logger *slog.Logger
+	level  slog.Level
+	schema *httplog.Schema
+	skip   func(r *http.Request, status int) bool
+}
 
-	// One clock read serves the duration and the line's time: a read costs
-	// as much as formatting several fields on some virtual machines.
-	end := time.Now()
-	duration := end.Sub(start)
-	status := ww.code
-	if status == 0 {
-		status = http.StatusOK // what net/http sends when the handler wrote nothing
+func (l *streamLog) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if id := chimw.GetReqID(ctx); id != "" {
+		httplog.SetAttrs(ctx, slog.String(RequestIDLogKey, id))
 	}
-	if o.Skip != nil && o.Skip(st.logged, status) {
+	if ip := chimw.GetClientIP(ctx); ip != "" {
+		httplog.SetAttrs(ctx, slog.String(ClientIPLogKey, ip))
+	}
+	sw := &streamWriter{ResponseWriter: w, l: l, r: r}
+	defer func() { // deferred: a stream that panics still ends
+		if sw.stream {
+			httplog.SetAttrs(ctx, slog.String(StreamLogKey, "end"))
+		}
+	}()
+	if _, ok := w.(http.Hijacker); ok {
+		next.ServeHTTP(hijackWriter{sw}, r)
 		return
 	}
-	lvl := levelForStatus(status)
-	switch {
-	case rec == http.ErrAbortHandler:
-		lvl = max(lvl, slog.LevelWarn)
-	case panicked:
-		lvl = slog.LevelError
-	}
-	h := l.logger.Handler()
-	if lvl < o.Level || !h.Enabled(ctx, lvl) {
+	next.ServeHTTP(sw, r)
+}
+
+// start writes the line of an event stream accepted with status.
+func (l *streamLog) start(r *http.Request, status int, respHeader http.Header) {
+	ctx := r.Context()
+	if slog.LevelInfo < l.level || !l.logger.Enabled(ctx, slog.LevelInfo) || l.skip != nil && l.skip(r, status) {
 		return
 	}
-
-	u := urlString(st.url)
-	line = l.appendFields(line, st, u, status, duration, errors.Is(ctx.Err(), context.Canceled), logReqBody, logRespBody)
-	line = st.appendOwnAttrs(line, bag)
-	if s := o.Schema; s.GroupDelimiter != "" {
-		line = groupByDelimiter(line, s.GroupDelimiter)
+	s := l.schema
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
 	}
-
-	var msg [128]byte
-	m := appendMessage(msg[:0], st.orig.Method, u, status, duration)
-	if jh, ok := h.(*JSONHandler); ok {
-		if done, _ := jh.writeLine(end, lvl, m, line); done {
-			return
+	session := r.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		session = respHeader.Get("Mcp-Session-Id") // an initialize answered as a stream
+	}
+	attrs := make([]slog.Attr, 0, 12)
+	for _, a := range []slog.Attr{
+		slog.String(s.RequestURL, scheme+"://"+r.Host+r.URL.String()),
+		slog.String(s.RequestMethod, r.Method),
+		slog.String(s.RequestPath, r.URL.Path),
+		slog.String(s.RequestRemoteIP, r.RemoteAddr),
+		slog.Int(s.ResponseStatus, status),
+		slog.String(RequestIDLogKey, chimw.GetReqID(ctx)),
+		slog.String(ClientIPLogKey, chimw.GetClientIP(ctx)),
+		slog.String(sessionLogKey, session),
+		slog.String(revisionLogKey, r.Header.Get("Mcp-Protocol-Version")),
+		slog.String(methodLogKey, r.Header.Get("Mcp-Method")),
+		slog.String(StreamLogKey, "start"),
+	} {
+		// A schema leaves a field out by naming it ""; a header that is
+		// not there is left out too.
+		if a.Key != "" && (a.Value.Kind() != slog.KindString || a.Value.String() != "") {
+			attrs = append(attrs, a)
 		}
 	}
-	pc := l.pc.Load()
-	if pc == 0 {
-		var pcs [1]uintptr
-		runtime.Callers(1, pcs[:])
-		pc = pcs[0]
-		l.pc.Store(pc)
+	if d := s.GroupDelimiter; d != "" {
+		attrs = nest(attrs, d)
 	}
-	r := slog.NewRecord(end, lvl, string(m), pc)
-	r.AddAttrs(line...)
-	_ = h.Handle(ctx, r)
+	l.logger.LogAttrs(ctx, slog.LevelInfo, r.Method+" "+r.URL.String()+" => HTTP "+strconv.Itoa(status)+" stream start", attrs...)
+}
+
+// nest groups "group<d>key" attributes into groups, as httplog does for a
+// schema with a GroupDelimiter (GCP's httpRequest object).
+func nest(attrs []slog.Attr, d string) []slog.Attr {
+	var out []slog.Attr
+	at := map[string]int{} // a group's index in out
+	for _, a := range attrs {
+		g, k, ok := strings.Cut(a.Key, d)
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		i, seen := at[g]
+		if !seen {
+			i = len(out)
+			at[g] = i
+			out = append(out, slog.Attr{Key: g, Value: slog.GroupValue()})
+		}
+		out[i].Value = slog.GroupValue(append(out[i].Value.Group(), slog.Attr{Key: k, Value: a.Value})...)
+	}
+	return out
+}
+
+// streamWriter is the writer the handler gets: it notices the moment the
+// final header of an event stream leaves. Unwrap reaches the writer below
+// (httplog's), so http.ResponseController finds deadlines and flushes.
+type streamWriter struct {
+	http.ResponseWriter
+	l           *streamLog
+	r           *http.Request
+	wroteHeader bool
+	stream      bool
+}
+
+// hijackWriter is a streamWriter over a writer that can be hijacked.
+type hijackWriter struct{ *streamWriter }
+
+func (w *streamWriter) WriteHeader(code int) {
+	if !w.wroteHeader && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.wroteHeader = true
+		if code <= 299 && isEventStream(w.Header().Get("Content-Type")) {
+			w.stream = true
+			w.l.start(w.r, code, w.Header())
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *streamWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush sends the header first, through WriteHeader, so that a stream
+// opened by a bare Flush is seen (and middleware outside, such as chi's
+// Compress, sees the header before the first flush).
+func (w *streamWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the writer below, for http.ResponseController.
+func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hands the connection over; no stream starts after that.
+func (w hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.(http.Hijacker).Hijack()
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(contentType string) bool {
+	base, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(base), "text/event-stream")
 }

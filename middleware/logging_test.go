@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,18 +20,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// serve starts a real server with RequestID → RequestLogger(opts) → h.
-func serve(t *testing.T, opts *LogOptions, h http.HandlerFunc) (*httptest.Server, *logSink) {
+// serve starts a real server with RequestID → ClientIPFromRemoteAddr →
+// Logging(opts) → h, logging JSON lines under the ECS schema.
+func serve(t *testing.T, opts *httplog.Options, h http.HandlerFunc) (*httptest.Server, *logSink) {
 	t.Helper()
 	logger, sink := newTestLogger()
+	return serveWith(t, logger, opts, h), sink
+}
+
+func serveWith(t *testing.T, logger *slog.Logger, opts *httplog.Options, h http.Handler) *httptest.Server {
+	t.Helper()
 	r := chi.NewRouter()
 	r.Use(chimw.RequestID)
 	r.Use(chimw.ClientIPFromRemoteAddr)
-	r.Use(RequestLogger(logger, opts))
-	r.HandleFunc("/*", h)
+	r.Use(Logging(logger, opts))
+	r.Handle("/*", h)
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
-	return srv, sink
+	return srv
 }
 
 func do(t *testing.T, req *http.Request) (*http.Response, string) {
@@ -45,374 +50,358 @@ func do(t *testing.T, req *http.Request) (*http.Response, string) {
 	return res, string(body)
 }
 
-func TestRequestLogger_NoSecretsInLines(t *testing.T) {
-	t.Parallel()
-	var seenQuery, seenAuth string
-	srv, sink := serve(t, &LogOptions{
-		LogRequestHeaders: []string{"Authorization", "Cookie", "Proxy-Authorization", "Content-Type"},
-		LogQueryParams:    []string{"cursor"},
-	}, func(w http.ResponseWriter, r *http.Request) {
-		seenQuery = r.URL.RawQuery
-		seenAuth = r.Header.Get("Authorization")
-		_, _ = io.WriteString(w, "ok")
-	})
-
-	req, _ := http.NewRequest(http.MethodGet,
-		srv.URL+"/mcp?access_token=SECRET&cursor=page2&SECRETBARE&weird%3Dkey=SECRETX", nil)
-	req.Header.Set("Authorization", "Bearer TOKENVALUE")
-	req.Header.Set("Proxy-Authorization", "Basic UFJPWFlTRUNSRVQ=")
-	req.Header.Set("Cookie", "session=COOKIEVALUE")
-	req.Header.Set("Referer", "https://user:REFPASS@app.example/page?access_token=REFSECRET#frag")
-	res, _ := do(t, req)
-	require.Equal(t, http.StatusOK, res.StatusCode)
-
-	// The handler sees the request as sent.
-	assert.Equal(t, "access_token=SECRET&cursor=page2&SECRETBARE&weird%3Dkey=SECRETX", seenQuery)
-	assert.Equal(t, "Bearer TOKENVALUE", seenAuth)
-
-	lines := sink.waitLines(t, 1)
-	require.Len(t, lines, 1, "one line per request")
-	out := sink.String()
-	for _, secret := range []string{"SECRET", "TOKENVALUE", "UFJPWFlTRUNSRVQ", "COOKIEVALUE", "REFPASS", "frag"} {
-		assert.NotContains(t, out, secret)
-	}
-	l := lines[0]
-	assert.Equal(t, fmt.Sprintf("%s/mcp?access_token=REDACTED&cursor=page2&REDACTED&REDACTED", srv.URL), l["url.full"])
-	assert.Contains(t, l["message"], "GET /mcp?access_token=REDACTED&cursor=page2")
-	hdrs := l["http.request.headers"].(map[string]any)
-	assert.Equal(t, "Bearer REDACTED", hdrs["Authorization"])
-	assert.Equal(t, "Basic REDACTED", hdrs["Proxy-Authorization"])
-	assert.Equal(t, "REDACTED", hdrs["Cookie"])
-	assert.Equal(t, "https://app.example/page?access_token=REDACTED", l["http.request.referrer"])
-	assert.NotEmpty(t, l[RequestIDLogKey])
-	assert.Equal(t, "127.0.0.1", l[ClientIPLogKey])
+// schemas are httplog's schemas, each with a logger that writes JSON
+// lines under it.
+var schemas = []struct {
+	name string
+	s    *httplog.Schema
+}{
+	{"ECS", httplog.SchemaECS},
+	{"OTEL", httplog.SchemaOTEL},
+	{"GCP", httplog.SchemaGCP},
+	{"concise", httplog.SchemaECS.Concise(true)},
 }
 
-func TestRequestLogger_OneLinePerRequest(t *testing.T) {
-	t.Parallel()
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, "ok")
-	})
-	for i := range 5 {
-		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/n/%d", srv.URL, i), strings.NewReader("{}"))
-		do(t, req)
-	}
-	lines := sink.waitLines(t, 5)
-	require.Len(t, lines, 5)
-	for i, l := range lines {
-		assert.Equal(t, fmt.Sprintf("/n/%d", i), l["url.path"])
-		assert.NotContains(t, l, StreamLogKey, "not a stream")
-	}
+func schemaLogger(s *httplog.Schema) (*slog.Logger, *logSink) {
+	sink := &logSink{}
+	return slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{ReplaceAttr: s.ReplaceAttr})), sink
 }
 
-func TestRequestLogger_LevelByStatus(t *testing.T) {
-	t.Parallel()
-	cases := map[int]string{200: "INFO", 204: "INFO", 301: "INFO", 400: "WARN", 404: "WARN", 429: "WARN", 500: "ERROR", 503: "ERROR"}
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		var code int
-		_, _ = fmt.Sscanf(r.URL.Path, "/%d", &code)
-		w.WriteHeader(code)
-	})
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for code := range cases {
-		res, err := client.Get(fmt.Sprintf("%s/%d", srv.URL, code))
-		require.NoError(t, err)
-		res.Body.Close()
-	}
-	lines := sink.waitLines(t, len(cases))
-	require.Len(t, lines, len(cases))
-	for _, l := range lines {
-		code := int(l["http.response.status_code"].(float64))
-		assert.Equal(t, cases[code], l["log.level"], "status %d", code)
-	}
-}
-
-func TestRequestLogger_MinimumLevel(t *testing.T) {
-	t.Parallel()
-	srv, sink := serve(t, &LogOptions{Level: slog.LevelWarn}, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/limited" {
-			w.WriteHeader(http.StatusTooManyRequests)
+// field returns the value of a schema field in a decoded line, reading
+// through the group a GroupDelimiter names ("httpRequest:status"), and
+// whether the line has it.
+func field(s *httplog.Schema, line map[string]any, key string) (any, bool) {
+	if s.GroupDelimiter != "" {
+		if g, k, ok := strings.Cut(key, s.GroupDelimiter); ok {
+			group, _ := line[g].(map[string]any)
+			v, ok := group[k]
+			return v, ok
 		}
-	})
-	for _, p := range []string{"/ok", "/limited", "/ok"} {
-		res, err := http.Get(srv.URL + p)
-		require.NoError(t, err)
-		res.Body.Close()
 	}
-	lines := sink.waitLines(t, 1)
-	require.Len(t, lines, 1, "only the 429 reaches Warn")
-	assert.Equal(t, "/limited", lines[0]["url.path"])
-	assert.Equal(t, "WARN", lines[0]["log.level"])
+	v, ok := line[key]
+	return v, ok
 }
 
-func TestRequestLogger_PanicIsError(t *testing.T) {
-	t.Parallel()
-	logger, sink := newTestLogger()
-	r := chi.NewRouter()
-	r.Use(RequestLogger(logger, nil))
-	r.Use(chimw.Recoverer) // after the logger: the logger sees the 500
-	r.Get("/recovered", func(http.ResponseWriter, *http.Request) { panic("boom") })
-	srv := httptest.NewServer(r)
-	defer srv.Close()
-
-	res, err := http.Get(srv.URL + "/recovered")
-	require.NoError(t, err)
-	res.Body.Close()
-	require.Equal(t, http.StatusInternalServerError, res.StatusCode)
-	lines := sink.waitLines(t, 1)
-	require.Len(t, lines, 1)
-	assert.Equal(t, "ERROR", lines[0]["log.level"])
+// or is key, or def where the schema leaves the key out (slog's own
+// names for time, level and message under a concise schema).
+func or(key, def string) string {
+	if key == "" {
+		return def
+	}
+	return key
 }
 
-func TestRequestLogger_UnrecoveredPanicIsError(t *testing.T) {
+// The line of an ordinary request is httplog's, under every schema, with
+// the request id and the resolved client IP, and nothing of a stream.
+func TestLogging_OrdinaryRequest(t *testing.T) {
 	t.Parallel()
-	logger, sink := newTestLogger()
-	var h http.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
-	h = RequestLogger(logger, nil)(h)
-	h = chimw.Recoverer(h) // before the logger: httplog alone would log "HTTP 200" at Info
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	for _, sc := range schemas {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			s := sc.s
+			logger, sink := schemaLogger(s)
+			opts := &httplog.Options{Schema: s, LogRequestHeaders: []string{"Content-Type"}}
+			srv := serveWith(t, logger, opts, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusCreated)
+				_, _ = io.WriteString(w, `{"ok":true}`)
+			}))
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/tasks?page=2", strings.NewReader(`{"title":"x"}`))
+			req.Header.Set("Content-Type", "application/json")
+			res, body := do(t, req)
+			require.Equal(t, http.StatusCreated, res.StatusCode)
+			require.Equal(t, `{"ok":true}`, body)
 
-	res, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	res.Body.Close()
-	lines := sink.waitLines(t, 1)
-	require.Len(t, lines, 1)
-	assert.Equal(t, "ERROR", lines[0]["log.level"])
-	assert.Contains(t, lines[0]["error.message"], "panic: boom")
-}
-
-func TestRequestLogger_RecoverPanicsOption(t *testing.T) {
-	t.Parallel()
-	srv, sink := serve(t, &LogOptions{RecoverPanics: true}, func(http.ResponseWriter, *http.Request) { panic("boom") })
-	res, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	res.Body.Close()
-	assert.Equal(t, http.StatusInternalServerError, res.StatusCode)
-	lines := sink.waitLines(t, 1)
-	assert.Equal(t, "ERROR", lines[0]["log.level"])
-}
-
-func TestRequestLogger_AbortIsAWarning(t *testing.T) {
-	t.Parallel()
-	// A response cut on purpose (a reverse proxy whose upstream died
-	// mid-body) is not a crash: Warn, "response aborted", no stack.
-	srv, sink := serve(t, &LogOptions{RecoverPanics: true}, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(": started\n\n"))
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler)
-	})
-	res, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	_, err = io.ReadAll(res.Body)
-	res.Body.Close()
-	require.Error(t, err, "the client sees the response cut")
-	lines := sink.waitLines(t, 2) // the stream's start line, then its end
-	end := lines[len(lines)-1]
-	assert.Equal(t, "WARN", end["log.level"])
-	assert.Equal(t, "response aborted", end["error.message"])
-	assert.NotContains(t, end, "error.stack_trace")
-}
-
-func TestSetAttrs_FromManyGoroutines(t *testing.T) {
-	t.Parallel()
-	const n = 8
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				for j := range 50 { // many calls each, to give the race detector a chance
-					SetAttrs(r.Context(), slog.Int(fmt.Sprintf("g%d", i), j), slog.String(MCPToolKey, "echo"))
+			lines := sink.waitLines(t, 1)
+			require.Len(t, lines, 1)
+			l := lines[0]
+			assert.Equal(t, "INFO", l[or(s.Level, slog.LevelKey)])
+			assert.Regexp(t, `^POST /tasks\?page=2 => HTTP 201 \(.+\)$`, l[or(s.Message, slog.MessageKey)])
+			assert.Regexp(t, `^.+/.+-[0-9]+$`, l[RequestIDLogKey], "chi's request id")
+			assert.Equal(t, "127.0.0.1", l[ClientIPLogKey])
+			assert.NotContains(t, l, StreamLogKey)
+			want := map[string]any{
+				s.RequestMethod:  "POST",
+				s.RequestPath:    "/tasks",
+				s.RequestURL:     srv.URL + "/tasks?page=2",
+				s.ResponseStatus: float64(201),
+				s.ResponseBytes:  float64(len(`{"ok":true}`)),
+				s.RequestBytes:   float64(len(`{"title":"x"}`)),
+			}
+			for k, v := range want {
+				if k == "" {
+					continue // the concise schema leaves the field out
 				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		SetAttrs(r.Context(), slog.Int(MCPErrorCodeKey, -32602), slog.Any(MCPIDKey, 7))
-	})
-	res, err := http.Get(srv.URL + "/mcp")
-	require.NoError(t, err)
-	res.Body.Close()
-
-	lines := sink.waitLines(t, 1)
-	require.Len(t, lines, 1)
-	l := lines[0]
-	for i := range n {
-		assert.Equal(t, float64(49), l[fmt.Sprintf("g%d", i)], "last value wins for g%d", i)
+				got, ok := field(s, l, k)
+				if assert.True(t, ok, "field %q in %v", k, l) {
+					assert.Equal(t, v, got, k)
+				}
+			}
+			if s.RequestMethod == "" {
+				var keys []string
+				for k := range l {
+					keys = append(keys, k)
+				}
+				assert.ElementsMatch(t, []string{"time", "level", "msg", "http.request.headers",
+					RequestIDLogKey, ClientIPLogKey}, keys)
+			}
+			hdrs, _ := field(s, l, s.RequestHeaders)
+			assert.Equal(t, map[string]any{"Content-Type": "application/json"}, hdrs)
+		})
 	}
-	assert.Equal(t, "echo", l[MCPToolKey])
-	assert.Equal(t, float64(-32602), l[MCPErrorCodeKey])
-	assert.Equal(t, float64(7), l[MCPIDKey])
-	assert.Equal(t, 1, strings.Count(sink.String(), `"mcp.tool"`), "a key appears once")
 }
 
-// TestSetAttrs_ManyAttributes sets more attributes than the line's buffer
-// holds, so that the line moves to the heap while SetAttrs's are added.
-func TestSetAttrs_ManyAttributes(t *testing.T) {
-	t.Parallel()
-	const n = 60
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		for i := range n {
-			SetAttrs(r.Context(), slog.Int(fmt.Sprintf("app.k%02d", i), i))
-		}
-		SetAttrs(r.Context(), slog.Int("app.k00", -1), slog.String(MCPMethodKey, "tools/call"))
-	})
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader("{}"))
-	req.Header.Set("Mcp-Method", "initialize")
-	res, _ := do(t, req)
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	l := sink.waitLines(t, 1)[0]
-	assert.Equal(t, float64(-1), l["app.k00"], "the later value")
-	for i := 1; i < n; i++ {
-		assert.Equal(t, float64(i), l[fmt.Sprintf("app.k%02d", i)])
-	}
-	assert.Equal(t, "tools/call", l[MCPMethodKey], "SetAttrs replaces the header's value")
-	out := sink.String()
-	assert.Equal(t, 1, strings.Count(out, `"app.k00"`))
-	assert.Equal(t, 1, strings.Count(out, `"mcp.method"`))
-	assert.Equal(t, n, strings.Count(out, `"app.k`), "every key once")
-}
-
-func TestSetAttrs_AfterHandlerReturnedIsDropped(t *testing.T) {
-	t.Parallel()
-	late := make(chan struct{})
-	lateDone := make(chan struct{})
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		go func() {
-			defer close(lateDone)
-			<-late
-			SetAttrs(ctx, slog.String("late", "yes")) // must neither race nor panic
-		}()
-	})
-	res, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	res.Body.Close()
-	lines := sink.waitLines(t, 1)
-	close(late)
-	<-lateDone
-	assert.NotContains(t, lines[0], "late")
-}
-
-func TestSetAttrs_WithoutPresetIsNoop(t *testing.T) {
-	t.Parallel()
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	assert.NotPanics(t, func() { SetAttrs(req.Context(), slog.String("k", "v")) })
-}
-
-func TestRequestLogger_MCPHeaderAttrs(t *testing.T) {
+// httplog.SetError puts the handler's error on the line under the
+// schema's error field; the level follows the status.
+func TestLogging_Errors(t *testing.T) {
 	t.Parallel()
 	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/initialize":
-			w.Header().Set("Mcp-Session-Id", "sess-from-response")
-		case "/override":
-			SetAttrs(r.Context(), slog.String(MCPRevisionKey, "2025-11-25"))
+		case "/missing":
+			_ = httplog.SetError(r.Context(), fmt.Errorf("no task %q", "7"))
+			http.Error(w, "not found", http.StatusNotFound)
+		case "/broken":
+			_ = httplog.SetError(r.Context(), errors.New("database unreachable"))
+			http.Error(w, "sorry", http.StatusInternalServerError)
+		case "/slow":
+			w.WriteHeader(http.StatusTooManyRequests)
 		}
 	})
-
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/call", strings.NewReader("{}"))
-	req.Header.Set("Mcp-Session-Id", "sess-1")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "get_weather")
-	do(t, req)
-
-	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/initialize", strings.NewReader("{}"))
-	do(t, req)
-
-	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/read", strings.NewReader("{}"))
-	req.Header.Set("Mcp-Name", "https://files.example/doc?sig=SECRETSIG")
-	do(t, req)
-
-	req, _ = http.NewRequest(http.MethodPost, srv.URL+"/override", strings.NewReader("{}"))
-	req.Header.Set("MCP-Protocol-Version", "2025-03-26")
-	do(t, req)
-
+	for _, p := range []string{"/missing", "/broken", "/slow"} {
+		do(t, mustGet(t, srv.URL+p))
+	}
+	lines := sink.waitLines(t, 3)
 	byPath := map[string]map[string]any{}
-	for _, l := range sink.waitLines(t, 4) {
+	for _, l := range lines {
 		byPath[l["url.path"].(string)] = l
 	}
-	call := byPath["/call"]
-	assert.Equal(t, "sess-1", call[MCPSessionKey])
-	assert.Equal(t, "2026-07-28", call[MCPRevisionKey])
-	assert.Equal(t, "tools/call", call[MCPMethodKey])
-	assert.Equal(t, "get_weather", call[MCPNameKey])
-	assert.Equal(t, "sess-from-response", byPath["/initialize"][MCPSessionKey])
-	assert.Equal(t, "2025-11-25", byPath["/override"][MCPRevisionKey], "SetAttrs wins over the header")
-	assert.Equal(t, "https://files.example/doc?sig=REDACTED", byPath["/read"][MCPNameKey])
-	assert.NotContains(t, sink.String(), "SECRETSIG")
+	assert.Equal(t, "WARN", byPath["/missing"]["log.level"])
+	assert.Equal(t, `no task "7"`, byPath["/missing"]["error.message"])
+	assert.Equal(t, "ERROR", byPath["/broken"]["log.level"])
+	assert.Equal(t, "database unreachable", byPath["/broken"]["error.message"])
+	assert.Equal(t, "INFO", byPath["/slow"]["log.level"], "httplog logs 429 at Info")
+	assert.NotContains(t, byPath["/slow"], "error.message")
 }
 
-// TestRequestLogger_StreamFlushesAndLogsAtEnd proves that events pass
-// through the preset one by one: the server sends the next event only after
-// the client has read the previous one, so any buffering would deadlock.
-func TestRequestLogger_StreamFlushesAndLogsAtEnd(t *testing.T) {
+// A panic is recovered by httplog under the preset (500, logged with its
+// message and stack); with chi's Recoverer inside, Recoverer answers and
+// the line shows the 500 without the panic.
+func TestLogging_Panics(t *testing.T) {
 	t.Parallel()
-	const events = 3
-	ack := make(chan struct{})
-	srv, sink := serve(t, &LogOptions{
-		LogResponseBody: func(*http.Request) bool { return true }, // must not copy the stream
-	}, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Mcp-Session-Id", "s-42")
-		SetAttrs(r.Context(), slog.String(MCPMethodKey, "tools/call"))
-		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		for i := range events {
-			_, err := fmt.Fprintf(w, "id: %d\ndata: {\"n\":%d}\n\n", i, i)
-			if err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			select {
-			case <-ack:
-			case <-r.Context().Done():
-				return
-			}
-		}
+	boom := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+
+	t.Run("preset", func(t *testing.T) {
+		t.Parallel()
+		srv, sink := serve(t, nil, boom)
+		res, _ := do(t, mustGet(t, srv.URL+"/x"))
+		assert.Equal(t, http.StatusInternalServerError, res.StatusCode)
+		l := sink.waitLines(t, 1)[0]
+		assert.Equal(t, "ERROR", l["log.level"])
+		assert.EqualValues(t, 500, l["http.response.status_code"])
+		assert.Equal(t, "panic: boom", l["error.message"])
+		stack, _ := l["error.stack_trace"].([]any)
+		require.NotEmpty(t, stack)
+		assert.Contains(t, stack[0], "logging_test.go", "the first frame is the one that panicked")
 	})
 
-	res, err := http.Get(srv.URL + "/mcp")
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
-	br := bufio.NewReader(res.Body)
-	total := 0
-	for i := range events {
-		frame := readFrame(t, br)
-		total += len(frame)
-		assert.Equal(t, fmt.Sprintf("id: %d\ndata: {\"n\":%d}\n\n", i, i), frame)
-		if i == 0 {
-			// The start line is out while the stream is open.
-			start := sink.waitLines(t, 1)
-			require.Len(t, start, 1)
-			assert.Equal(t, "start", start[0][StreamLogKey])
-			assert.Equal(t, "INFO", start[0]["log.level"])
-			assert.Equal(t, float64(200), start[0]["http.response.status_code"])
-			assert.Equal(t, "s-42", start[0][MCPSessionKey], "session id from the response")
-			assert.Equal(t, "tools/call", start[0][MCPMethodKey])
-			assert.NotEmpty(t, start[0][RequestIDLogKey])
-		}
-		time.Sleep(30 * time.Millisecond) // so the stream has a measurable duration
-		ack <- struct{}{}
-	}
-	_, err = br.ReadByte()
-	require.ErrorIs(t, err, io.EOF)
+	t.Run("chi Recoverer", func(t *testing.T) {
+		t.Parallel()
+		logger, sink := newTestLogger()
+		r := chi.NewRouter()
+		r.Use(chimw.RequestID, Logging(logger, nil), chimw.Recoverer)
+		r.Get("/x", boom)
+		srv := quietServer(t, r)
+		res, _ := do(t, mustGet(t, srv.URL+"/x"))
+		assert.Equal(t, http.StatusInternalServerError, res.StatusCode)
+		l := sink.waitLines(t, 1)[0]
+		assert.Equal(t, "ERROR", l["log.level"])
+		assert.EqualValues(t, 500, l["http.response.status_code"])
+		assert.NotContains(t, l, "error.message")
+	})
 
+	t.Run("in a stream", func(t *testing.T) {
+		t.Parallel()
+		srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "data: 1\n\n")
+			w.(http.Flusher).Flush()
+			panic("boom")
+		})
+		res, err := http.Get(srv.URL + "/events")
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		lines := sink.waitLines(t, 2)
+		assert.Equal(t, "start", lines[0][StreamLogKey])
+		assert.Equal(t, "end", lines[1][StreamLogKey])
+		assert.Equal(t, "panic: boom", lines[1]["error.message"])
+	})
+}
+
+// An event stream gets a line when it is accepted, while it is open, and
+// httplog's line when it ends; both carry the request id that ties them,
+// under every schema.
+func TestLogging_StreamStartAndEnd(t *testing.T) {
+	t.Parallel()
+	for _, sc := range schemas {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			s := sc.s
+			logger, sink := schemaLogger(s)
+			ack := make(chan struct{})
+			srv := serveWith(t, logger, &httplog.Options{Schema: s}, ackStream(2, ack))
+			req := mustGet(t, srv.URL+"/events?topic=tasks")
+			req.Header.Set("Mcp-Session-Id", "sess-1")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			br := bufio.NewReader(res.Body)
+			assert.Equal(t, "data: 0\n\n", readFrame(t, br))
+
+			open := sink.waitLines(t, 1)
+			require.Len(t, open, 1, "the start line is written while the stream is open")
+			l := open[0]
+			assert.Equal(t, "INFO", l[or(s.Level, slog.LevelKey)])
+			assert.Equal(t, "GET /events?topic=tasks => HTTP 200 stream start", l[or(s.Message, slog.MessageKey)])
+			assert.Equal(t, "start", l[StreamLogKey])
+			assert.Equal(t, "sess-1", l["mcp.session"])
+			assert.Equal(t, "2025-11-25", l["mcp.revision"])
+			assert.NotContains(t, l, "mcp.method", "no Mcp-Method header")
+			assert.Equal(t, "127.0.0.1", l[ClientIPLogKey])
+			for k, v := range map[string]any{
+				s.RequestMethod:  "GET",
+				s.RequestPath:    "/events",
+				s.RequestURL:     srv.URL + "/events?topic=tasks",
+				s.ResponseStatus: float64(200),
+			} {
+				if k == "" {
+					continue
+				}
+				got, ok := field(s, l, k)
+				if assert.True(t, ok, "field %q in %v", k, l) {
+					assert.Equal(t, v, got, k)
+				}
+			}
+
+			ack <- struct{}{}
+			assert.Equal(t, "data: 1\n\n", readFrame(t, br))
+			ack <- struct{}{}
+			_, err = br.ReadByte()
+			assert.ErrorIs(t, err, io.EOF)
+			lines := sink.waitLines(t, 2)
+			require.Len(t, lines, 2)
+			end := lines[1]
+			assert.Equal(t, "end", end[StreamLogKey])
+			assert.Equal(t, l[RequestIDLogKey], end[RequestIDLogKey])
+			assert.NotEmpty(t, end[RequestIDLogKey])
+			assert.Regexp(t, `^GET /events\?topic=tasks => HTTP 200 \(.+\)$`, end[or(s.Message, slog.MessageKey)])
+			if s.ResponseBytes != "" {
+				got, _ := field(s, end, s.ResponseBytes)
+				assert.EqualValues(t, 2*len("data: 0\n\n"), got)
+			}
+		})
+	}
+}
+
+// The start line obeys the options' Level and Skip, as httplog's does.
+func TestLogging_StreamStartObeysLevelAndSkip(t *testing.T) {
+	t.Parallel()
+	sse := func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+	}
+	srv, sink := serve(t, &httplog.Options{Skip: func(r *http.Request, _ int) bool { return r.URL.Path == "/skip" }}, sse)
+	do(t, mustGet(t, srv.URL+"/skip"))
+	do(t, mustGet(t, srv.URL+"/keep"))
 	lines := sink.waitLines(t, 2)
-	require.Len(t, lines, 2, "a start line and an end line")
-	end := lines[1]
-	assert.Equal(t, "end", end[StreamLogKey])
-	assert.Equal(t, float64(total), end["http.response.body.bytes"])
-	assert.Greater(t, end["event.duration"].(float64), float64(60*time.Millisecond))
-	assert.Equal(t, "tools/call", end[MCPMethodKey])
-	assert.Empty(t, end["http.response.body.content"], "the stream was not copied")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		assert.Equal(t, "/keep", l["url.path"])
+	}
+
+	srv, sink = serve(t, &httplog.Options{Level: slog.LevelWarn}, sse)
+	do(t, mustGet(t, srv.URL+"/quiet"))
+	do(t, mustGet(t, srv.URL+"/missing")) // a Warn line, which is written
+	lines = sink.waitLines(t, 1)
+	require.Len(t, lines, 1, "no Info line, the stream's start included")
+	assert.Equal(t, "/missing", lines[0]["url.path"])
+}
+
+// Only a 2xx event stream starts: a refused stream (409) and an
+// informational status do not, and neither does a hijacked connection.
+func TestLogging_OnlySuccessfulStreamsStart(t *testing.T) {
+	t.Parallel()
+	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		switch r.URL.Path {
+		case "/refused":
+			w.WriteHeader(http.StatusConflict)
+		case "/hints":
+			w.Header().Set("Link", "</style.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "data: x\n\n")
+		}
+	})
+	for _, p := range []string{"/refused", "/hints"} {
+		do(t, mustGet(t, srv.URL+p))
+	}
+	lines := sink.waitLines(t, 3)
+	require.Len(t, lines, 3)
+	var starts []string
+	for _, l := range lines {
+		if l[StreamLogKey] == "start" {
+			starts = append(starts, l["url.path"].(string))
+		}
+	}
+	assert.Equal(t, []string{"/hints"}, starts)
+}
+
+// LogResponseBody is not asked about a request that accepts an event
+// stream: httplog would keep the whole stream in memory.
+func TestLogging_NeverCopiesAStream(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int32
+	srv, sink := serve(t, &httplog.Options{LogResponseBody: func(*http.Request) bool { asked.Add(1); return true }},
+		func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, "data: x\n\n")
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"x":1}`)
+		})
+	req := mustGet(t, srv.URL+"/events")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	do(t, req)
+	do(t, mustGet(t, srv.URL+"/json"))
+	lines := sink.waitLines(t, 3)
+	byPath := map[string]map[string]any{}
+	for _, l := range lines {
+		if l[StreamLogKey] != "start" {
+			byPath[l["url.path"].(string)] = l
+		}
+	}
+	assert.NotContains(t, byPath["/events"], "http.response.body.content")
+	assert.Equal(t, `{"x":1}`, byPath["/json"]["http.response.body.content"])
+	assert.EqualValues(t, 2, asked.Load(), "httplog asks twice per request, and never for the stream")
+}
+
+// Logging copies its options: httplog's RequestLogger writes its defaults
+// into the Options it is given.
+func TestLogging_DoesNotMutateOptions(t *testing.T) {
+	t.Parallel()
+	logger, _ := newTestLogger()
+	o := &httplog.Options{}
+	Logging(logger, o)
+	assert.Equal(t, &httplog.Options{}, o)
+	assert.Panics(t, func() { Logging(nil, nil) })
 }
 
 // readFrame reads one SSE event (up to the blank line), failing after 5s.
@@ -441,97 +430,5 @@ func readFrame(t *testing.T, br *bufio.Reader) string {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no frame within 5s: the stream is buffered")
 		return ""
-	}
-}
-
-func TestRequestLogger_BodiesLoggedOnlyWhenSafe(t *testing.T) {
-	t.Parallel()
-	srv, sink := serve(t, &LogOptions{
-		LogRequestBody:  func(*http.Request) bool { return true },
-		LogResponseBody: func(*http.Request) bool { return true },
-	}, func(w http.ResponseWriter, r *http.Request) {
-		buf := make([]byte, 16)
-		_, _ = io.ReadFull(r.Body, buf) // read part of the body only
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"result":1}`)
-	})
-	big := `{"x":"` + strings.Repeat("A", 1<<20) + `"}`
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(big))
-	req.Header.Set("Content-Type", "application/json")
-	do(t, req)
-
-	lines := sink.waitLines(t, 1)
-	l := lines[0]
-	assert.Equal(t, `{"result":1}`, l["http.response.body.content"])
-	assert.Equal(t, big[:16], l["http.request.body.content"], "only what the handler read")
-	assert.NotContains(t, l, "http.request.body.unread.bytes", "the rest was not drained into memory")
-}
-
-func TestRequestLogger_DoesNotMutateOptions(t *testing.T) {
-	t.Parallel()
-	opts := &LogOptions{LogRequestHeaders: []string{"Origin"}}
-	before := *opts
-	logger, _ := newTestLogger()
-	RequestLogger(logger, opts)
-	assert.Equal(t, before, *opts)
-	assert.Nil(t, opts.Schema)
-	assert.Nil(t, opts.LogBodyContentTypes)
-	assert.Zero(t, opts.LogBodyMaxLen)
-}
-
-func TestRequestLogger_PanicsOnBadOptions(t *testing.T) {
-	t.Parallel()
-	logger, _ := newTestLogger()
-	assert.Panics(t, func() { RequestLogger(nil, nil) })
-	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogBodyContentTypes: []string{""}}) })
-	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogResponseHeaders: []string{"set-cookie"}}) })
-	assert.Panics(t, func() { RequestLogger(logger, &LogOptions{LogBodyMaxLen: -1}) })
-}
-
-// TestRequestLogger_HTTPLogSetAttrsDoNothing pins down what httplog's
-// SetAttrs and SetError do under the preset: nothing, without a panic. Its
-// own SetAttrs and SetError take their place, with the same arguments and
-// the same attributes on the line.
-func TestRequestLogger_HTTPLogSetAttrsDoNothing(t *testing.T) {
-	t.Parallel()
-	returned := make(chan error, 1)
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		httplog.SetAttrs(r.Context(), slog.String("httplog.user", "ann"))
-		_ = httplog.SetError(r.Context(), errors.New("httplog boom"))
-		SetAttrs(r.Context(), slog.String("app.user", "bob"))
-		err := errors.New("first")
-		returned <- SetError(r.Context(), err)
-		_ = SetError(r.Context(), nil)
-		_ = SetError(r.Context(), fmt.Errorf("quota: %w", err))
-	})
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/x", strings.NewReader("{}"))
-	do(t, req)
-	l := sink.waitLines(t, 1)[0]
-	assert.NotContains(t, l, "httplog.user")
-	assert.NotContains(t, sink.String(), "httplog boom")
-	assert.Equal(t, "bob", l["app.user"])
-	assert.Equal(t, "quota: first", l[httplog.SchemaECS.ErrorMessage], "the later error, under the schema's error field")
-	assert.EqualError(t, <-returned, "first", "SetError returns its error")
-}
-
-func TestSetError_WithoutPresetReturnsTheError(t *testing.T) {
-	t.Parallel()
-	err := errors.New("boom")
-	assert.Same(t, err, SetError(context.Background(), err))
-	assert.NoError(t, SetError(context.Background(), nil))
-}
-
-func TestRequestLogger_LineHasASource(t *testing.T) {
-	t.Parallel()
-	sink := &logSink{}
-	logger := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{AddSource: true}))
-	h := RequestLogger(logger, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	for range 2 {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
-	}
-	for _, l := range sink.lines(t) {
-		src, _ := l[slog.SourceKey].(map[string]any)
-		assert.Contains(t, src["file"], "logging.go")
-		assert.NotZero(t, src["line"])
 	}
 }

@@ -64,7 +64,7 @@ func TestStreaming_ThroughPresetRequestIDAndRecoverer(t *testing.T) {
 	ack := make(chan struct{})
 	r := chi.NewRouter()
 	r.Use(chimw.RequestID)
-	r.Use(RequestLogger(logger, nil))
+	r.Use(Logging(logger, nil))
 	r.Use(chimw.Recoverer)
 	r.Get("/mcp", ackStream(4, ack))
 	srv := quietServer(t, r)
@@ -191,14 +191,14 @@ func TestStreaming_CompressBreaksAFlushBeforeTheHeader(t *testing.T) {
 }
 
 // TestStreaming_PresetCommitsTheHeaderBeforeFlushing shows that behind
-// RequestLogger a bare Flush goes through WriteHeader first, so Compress
+// Logging a bare Flush goes through WriteHeader first, so Compress
 // placed before (outside) the logger still sees the header.
 func TestStreaming_PresetCommitsTheHeaderBeforeFlushing(t *testing.T) {
 	t.Parallel()
 	logger, _ := newTestLogger()
 	r := chi.NewRouter()
 	r.Use(chimw.Compress(5, "text/event-stream"))
-	r.Use(RequestLogger(logger, nil))
+	r.Use(Logging(logger, nil))
 	r.Get("/flush-first", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.(http.Flusher).Flush()

@@ -16,8 +16,8 @@ import (
 // probeWriter reports what a handler behind the preset can do with its
 // writer.
 type probeResult struct {
-	flusher, hijacker, flushError bool
-	deadlineErr, flushErr         error
+	flusher, hijacker     bool
+	deadlineErr, flushErr error
 }
 
 func probeHandler(got chan<- probeResult) http.HandlerFunc {
@@ -25,7 +25,6 @@ func probeHandler(got chan<- probeResult) http.HandlerFunc {
 		var p probeResult
 		_, p.flusher = w.(http.Flusher)
 		_, p.hijacker = w.(http.Hijacker)
-		_, p.flushError = w.(interface{ FlushError() error })
 		rc := http.NewResponseController(w)
 		p.deadlineErr = rc.SetWriteDeadline(time.Now().Add(time.Minute))
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -39,7 +38,7 @@ func TestStreamWriter_TransparentOnHTTP1(t *testing.T) {
 	t.Parallel()
 	logger, _ := newTestLogger()
 	got := make(chan probeResult, 1)
-	srv := httptest.NewServer(RequestLogger(logger, nil)(probeHandler(got)))
+	srv := httptest.NewServer(Logging(logger, nil)(probeHandler(got)))
 	defer srv.Close()
 
 	res, err := http.Get(srv.URL)
@@ -49,7 +48,6 @@ func TestStreamWriter_TransparentOnHTTP1(t *testing.T) {
 	p := <-got
 	assert.True(t, p.flusher)
 	assert.True(t, p.hijacker, "HTTP/1.1 connections can be hijacked")
-	assert.True(t, p.flushError, "flush errors are not swallowed")
 	assert.NoError(t, p.deadlineErr, "ResponseController reaches the connection through Unwrap")
 	assert.NoError(t, p.flushErr)
 }
@@ -58,7 +56,7 @@ func TestStreamWriter_TransparentOnHTTP2(t *testing.T) {
 	t.Parallel()
 	logger, sink := newTestLogger()
 	got := make(chan probeResult, 1)
-	srv := httptest.NewUnstartedServer(RequestLogger(logger, nil)(probeHandler(got)))
+	srv := httptest.NewUnstartedServer(Logging(logger, nil)(probeHandler(got)))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
@@ -81,7 +79,7 @@ func TestStreamWriter_TransparentOnHTTP2(t *testing.T) {
 func TestStreamWriter_HijackThroughPreset(t *testing.T) {
 	t.Parallel()
 	logger, sink := newTestLogger()
-	srv := httptest.NewServer(RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(Logging(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, buf, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			w.WriteHeader(http.StatusInternalServerError)
@@ -103,43 +101,12 @@ func TestStreamWriter_HijackThroughPreset(t *testing.T) {
 	assert.NotContains(t, lines[0], StreamLogKey)
 }
 
-func TestStreamWriter_OnlySuccessfulStreamsStart(t *testing.T) {
-	t.Parallel()
-	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-		switch r.URL.Path {
-		case "/refused":
-			w.WriteHeader(http.StatusConflict) // e.g. a second GET stream on one session
-		case "/hints":
-			w.Header().Set("Link", "</style.css>; rel=preload")
-			w.WriteHeader(http.StatusEarlyHints) // not the final header
-			w.WriteHeader(http.StatusOK)
-			_, _ = io.WriteString(w, "data: x\n\n")
-		}
-	})
-	for _, p := range []string{"/refused", "/hints"} {
-		res, err := http.Get(srv.URL + p)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-	}
-	lines := sink.waitLines(t, 3)
-	require.Len(t, lines, 3)
-	var starts []string
-	for _, l := range lines {
-		if l[StreamLogKey] == "start" {
-			starts = append(starts, l["url.path"].(string))
-		}
-	}
-	assert.Equal(t, []string{"/hints"}, starts)
-}
-
 func TestStreamWriter_FlushErrorAfterClientLeft(t *testing.T) {
 	t.Parallel()
 	logger, _ := newTestLogger()
 	failed := make(chan error, 1)
 	left := make(chan struct{})
-	srv := httptest.NewServer(RequestLogger(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(Logging(logger, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, ": ok\n\n")
@@ -171,9 +138,8 @@ func TestStreamWriter_FlushErrorAfterClientLeft(t *testing.T) {
 	assert.False(t, errors.Is(err, http.ErrNotSupported))
 }
 
-// The preset records the first final status and the body bytes itself: an
-// informational status passes through unrecorded, a second final status is
-// dropped, and the line has what the client got.
+// An informational status passes through unrecorded, a second final
+// status is dropped, and the line has what the client got.
 func TestStreamWriter_RecordsStatusAndBytes(t *testing.T) {
 	t.Parallel()
 	srv, sink := serve(t, nil, func(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,10 @@ func (d Dialect) String() string {
 // ErrURL is wrapped by every error of Open about its argument.
 var ErrURL = errors.New("database: invalid database URL")
 
+// ErrUnsafeFile is wrapped by Open's refusal of an SQLite file that others
+// could replace: one in a directory anyone may write to.
+var ErrUnsafeFile = errors.New("database: unsafe SQLite file")
+
 // DB is an open database: the pool, its dialect, and for PostgreSQL the
 // URL that listeners connect with.
 type DB struct {
@@ -59,6 +65,13 @@ type DB struct {
 // "postgres://…" or "postgresql://…" is PostgreSQL; anything else is the
 // path of an SQLite file, created if missing, and "" an SQLite database in
 // memory that lives as long as the DB.
+//
+// An SQLite file is made readable and writable by its owner only (mode
+// 0600, and its -wal and -shm files with it: SQLite gives them the
+// database file's mode), since it holds the authorization server's keys;
+// an existing file with a wider mode is narrowed. A file in a directory
+// that anyone may write to, without the sticky bit, is refused
+// ([ErrUnsafeFile]).
 //
 // Pitfall: an SQLite DB holds one connection, so that writers queue in the
 // process instead of failing with SQLITE_BUSY; a long transaction blocks
@@ -79,6 +92,9 @@ func Open(ctx context.Context, target string) (*DB, error) {
 	}
 	dsn := "file::memory:"
 	if target != "" {
+		if err := private(target); err != nil {
+			return nil, err
+		}
 		dsn = "file:" + (&url.URL{Path: target}).EscapedPath()
 	}
 	// busy_timeout: another process's lock (a backup, the sqlite3 shell)
@@ -98,6 +114,37 @@ func Open(ctx context.Context, target string) (*DB, error) {
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 	return ping(ctx, &DB{DB: db, Dialect: SQLite})
+}
+
+// private creates the SQLite file at path with mode 0600 unless it
+// exists, narrows the mode of the file and of its companions when it is
+// wider, and refuses a directory that anyone may write to. SQLite creates
+// the -wal and -shm files with the database file's mode, so the first
+// file decides for all three.
+func private(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrURL, err)
+	}
+	if st.Mode().Perm()&0o002 != 0 && st.Mode()&os.ModeSticky == 0 {
+		return fmt.Errorf("%w: %s is writable by anyone", ErrUnsafeFile, dir)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrURL, err)
+	}
+	_ = f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, st.Mode().Perm()&0o700); err != nil {
+			return fmt.Errorf("%w: %s is readable by others and cannot be narrowed: %w", ErrUnsafeFile, p, err)
+		}
+	}
+	return nil
 }
 
 func ping(ctx context.Context, db *DB) (*DB, error) {

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -22,15 +23,26 @@ type clientMetadata struct {
 	ResponseTypes           []string `json:"response_types,omitempty"`
 	ClientName              string   `json:"client_name,omitempty"`
 	ClientURI               string   `json:"client_uri,omitempty"`
+	LogoURI                 string   `json:"logo_uri,omitempty"`
+	TOSURI                  string   `json:"tos_uri,omitempty"`
+	PolicyURI               string   `json:"policy_uri,omitempty"`
 	Scope                   string   `json:"scope,omitempty"`
 }
+
+// The kinds of client, as oauth_clients.kind records them.
+const (
+	kindFirstParty = "first_party" // registered by the app (RegisterPublicClient)
+	kindDynamic    = "dynamic"     // registered itself (RFC 7591): its name is its own claim
+	kindDocument   = "document"    // a client ID metadata document, fetched from its URL
+)
 
 // client implements op.Client.
 type client struct {
 	md         clientMetadata
+	kind       string
 	secretHash string
 	loginURL   string
-	scopes     []string
+	scopes     []string // the scopes it may be granted
 }
 
 func (c *client) GetID() string                    { return c.md.ClientID }
@@ -90,6 +102,61 @@ func (c *client) GrantTypes() []oidc.GrantType {
 }
 
 func (c *client) refreshTokens() bool { return slices.Contains(c.md.GrantTypes, "refresh_token") }
+
+// redirectAllowed reports whether uri is one of the client's redirect
+// URIs: the same string, or, for an http URI on a loopback IP literal,
+// the same string but for the port (RFC 8252 §7.3: a native app listens
+// on whatever port it gets). Scheme, host literal (127.0.0.1, [::1] and
+// localhost are three different hosts), path and query must match
+// exactly, and a fragment never does.
+func (c *client) redirectAllowed(uri string) bool {
+	if strings.Contains(uri, "#") {
+		return false
+	}
+	if slices.Contains(c.md.RedirectURIs, uri) {
+		return true
+	}
+	want, ok := withoutPort(uri)
+	if !ok {
+		return false
+	}
+	for _, reg := range c.md.RedirectURIs {
+		if r, ok := withoutPort(reg); ok && r == want {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutPort returns an http URI on a loopback IP literal with its port
+// taken out, and whether uri is one.
+func withoutPort(uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, "http://")
+	if !ok {
+		return "", false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	host := authority
+	if h, port, err := net.SplitHostPort(authority); err == nil {
+		for _, d := range port {
+			if d < '0' || d > '9' {
+				return "", false
+			}
+		}
+		host = h
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() || ip.Zone() != "" {
+		return "", false
+	}
+	return "http://" + host + tail, true
+}
 
 // validRedirectURI reports whether u may be registered: an absolute URI
 // without a fragment that is https, http on a loopback host (RFC 8252

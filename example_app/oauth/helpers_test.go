@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/saguaro-go/saguaro/example_app/database"
 )
@@ -55,6 +56,7 @@ func newAS(t *testing.T, db *database.DB, dev bool, mod ...func(*Options)) *test
 	}
 	s, err := New(context.Background(), db, opts)
 	require.NoError(t, err)
+	t.Cleanup(s.Close)
 	r := chi.NewRouter()
 	s.Routes(r)
 	srv.Config.Handler = r
@@ -157,4 +159,15 @@ func openPG(t *testing.T, url string) *database.DB {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// cheapPassword sets user's password hashed at bcrypt's lowest cost: the
+// race detector makes the default cost take seconds per check.
+func cheapPassword(t *testing.T, db *database.DB, user, password string) {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	require.NoError(t, err)
+	_, err = db.Exec(db.Rebind(`INSERT INTO oauth_users (name, password_hash) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET password_hash = excluded.password_hash`), user, string(h))
+	require.NoError(t, err)
 }

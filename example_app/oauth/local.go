@@ -51,13 +51,17 @@ func (t keysTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // development shortcut for curl, which has no browser to sign in with.
 // Pitfall: whoever can run this can be anyone; it is for a developer's own
 // machine.
-func (s *Server) DevToken(_ context.Context, subject, scopes string, ttl time.Duration) (string, error) {
+func (s *Server) DevToken(ctx context.Context, subject, scopes string, ttl time.Duration) (string, error) {
 	now := time.Now()
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
 		"iss": s.opts.Issuer, "sub": subject, "aud": s.opts.Resource, "scope": scopes,
 		"client_id": "dev-token", "jti": randomToken(),
 		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(ttl).Unix(),
 	})
-	t.Header["kid"] = s.key.id
-	return t.SignedString(s.key.key)
+	k, err := s.signer(ctx)
+	if err != nil {
+		return "", err
+	}
+	t.Header["kid"] = k.id
+	return t.SignedString(k.key)
 }

@@ -10,10 +10,13 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Limits of client registration.
@@ -23,6 +26,16 @@ const (
 	clientDocTTL     = time.Hour
 	maxRegistration  = 16 << 10
 	maxClientNameLen = 200
+	maxURILen        = 2000
+	maxScopeLen      = 1000
+	// maxDynamicClients bounds the dynamic registrations kept at once;
+	// past it, registration answers 503 until the sweep frees room.
+	maxDynamicClients = 10000
+	// unusedClientTTL: a registration that never got a token is swept
+	// this long after it was made; clientIdleTTL: one that did, this
+	// long after its last token (by then its refresh tokens are dead).
+	unusedClientTTL = 24 * time.Hour
+	clientIdleTTL   = refreshFamilyTTL
 )
 
 // registrationError is an RFC 7591 §3.2.2 error.
@@ -86,12 +99,59 @@ func (md *clientMetadata) check(public bool) error {
 	if len(md.ClientName) > maxClientNameLen {
 		return badMetadata("client_name is longer than %d characters", maxClientNameLen)
 	}
+	if !utf8.ValidString(md.ClientName) || strings.IndexFunc(md.ClientName, unicode.IsControl) >= 0 {
+		return badMetadata("client_name holds control characters or is not UTF-8")
+	}
+	for name, u := range map[string]string{"client_uri": md.ClientURI, "logo_uri": md.LogoURI, "tos_uri": md.TOSURI, "policy_uri": md.PolicyURI} {
+		if u != "" && !webURI(u) {
+			return badMetadata("%s must be an https URL (or http on a loopback address) of at most %d characters", name, maxURILen)
+		}
+	}
+	if len(md.Scope) > maxScopeLen {
+		return badMetadata("scope is longer than %d characters", maxScopeLen)
+	}
 	return nil
 }
 
+// webURI reports whether u may be shown or linked as a client's web page:
+// https with a host, or http on a loopback host, without user
+// information; never javascript:, data: or another scheme a browser
+// would run or read locally.
+func webURI(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || len(u) > maxURILen || p.Host == "" || p.User != nil || p.Opaque != "" {
+		return false
+	}
+	switch p.Scheme {
+	case "https":
+		return true
+	case "http":
+		ip, err := netip.ParseAddr(p.Hostname())
+		return p.Hostname() == "localhost" || (err == nil && ip.IsLoopback())
+	}
+	return false
+}
+
+// registeredScope keeps the scopes of a registration's scope that this
+// server offers (RFC 7591 §2 lets the server replace the value asked
+// for): clients habitually register OpenID Connect scopes (profile,
+// email) or names of their own, and refusing them would refuse the
+// client.
+func (s *Server) registeredScope(scope string) string {
+	var keep []string
+	for _, sc := range strings.Fields(scope) {
+		if (slices.Contains(s.opts.Scopes, sc) || sc == "offline_access") && !slices.Contains(keep, sc) {
+			keep = append(keep, sc)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
 // register serves RFC 7591 dynamic client registration: 201 with the
-// client's id (and secret, for a confidential client), or 400 with
-// invalid_redirect_uri or invalid_client_metadata.
+// client's id (and secret, for a confidential client), 400 with
+// invalid_redirect_uri or invalid_client_metadata, 429 past
+// maxAddressRegistrations a minute from one address (the route's
+// limiter), 503 when maxDynamicClients are registered.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -113,6 +173,20 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": re.code, "error_description": re.description})
 		return
 	}
+	md.Scope = s.registeredScope(md.Scope)
+	db := s.db
+	var n int
+	if err := db.QueryRowContext(r.Context(), `SELECT COUNT(*) FROM oauth_clients WHERE kind = 'dynamic'`).Scan(&n); err != nil {
+		s.opts.Logger.Error("oauth: register", "error", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+		return
+	}
+	if n >= maxDynamicClients {
+		retryAfter(w, time.Hour)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable",
+			"error_description": "the server holds as many registrations as it keeps; try again later"})
+		return
+	}
 	md.ClientID = "c_" + randomToken()
 	var secret, secretHash string
 	if md.TokenEndpointAuthMethod != "none" {
@@ -121,8 +195,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	data, _ := json.Marshal(md)
 	now := time.Now().Unix()
-	db := s.db
-	if _, err := db.ExecContext(r.Context(), db.Rebind(`INSERT INTO oauth_clients (id, secret_hash, metadata, created_at) VALUES (?, ?, ?, ?)`),
+	if _, err := db.ExecContext(r.Context(), db.Rebind(`INSERT INTO oauth_clients (id, secret_hash, metadata, created_at, kind) VALUES (?, ?, ?, ?, 'dynamic')`),
 		md.ClientID, secretHash, string(data), now); err != nil {
 		s.opts.Logger.Error("oauth: register", "error", err)
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
@@ -133,11 +206,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		"redirect_uris": md.RedirectURIs, "token_endpoint_auth_method": md.TokenEndpointAuthMethod,
 		"grant_types": md.GrantTypes, "response_types": md.ResponseTypes,
 	}
-	if md.ClientName != "" {
-		out["client_name"] = md.ClientName
-	}
-	if md.Scope != "" {
-		out["scope"] = md.Scope
+	for k, v := range map[string]string{"client_name": md.ClientName, "client_uri": md.ClientURI, "logo_uri": md.LogoURI,
+		"tos_uri": md.TOSURI, "policy_uri": md.PolicyURI, "scope": md.Scope} {
+		if v != "" {
+			out[k] = v
+		}
 	}
 	if secret != "" {
 		out["client_secret"] = secret
@@ -156,19 +229,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // URL describes (fetched, checked, and kept for an hour).
 func (s *Server) client(ctx context.Context, id string) (*client, error) {
 	db := s.db
+	if len(id) > maxURILen {
+		return nil, fmt.Errorf("%w: client id too long", errNotFound)
+	}
 	var (
-		data, secretHash string
-		expires          int64
+		data, secretHash, kind string
+		expires                int64
 	)
-	err := db.QueryRowContext(ctx, db.Rebind(`SELECT metadata, secret_hash, expires_at FROM oauth_clients WHERE id = ?`), id).
-		Scan(&data, &secretHash, &expires)
+	err := db.QueryRowContext(ctx, db.Rebind(`SELECT metadata, secret_hash, expires_at, kind FROM oauth_clients WHERE id = ?`), id).
+		Scan(&data, &secretHash, &expires, &kind)
 	switch {
 	case err == nil && (expires == 0 || time.Now().Unix() < expires):
 		var md clientMetadata
 		if err := json.Unmarshal([]byte(data), &md); err != nil {
 			return nil, fmt.Errorf("oauth: client %s: %w", id, err)
 		}
-		return s.newClient(md, secretHash), nil
+		return s.newClient(md, kind, secretHash), nil
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("oauth: client: %w", err)
 	}
@@ -181,17 +257,24 @@ func (s *Server) client(ctx context.Context, id string) (*client, error) {
 	}
 	doc, _ := json.Marshal(md)
 	now := time.Now()
-	_, err = db.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_clients (id, metadata, created_at, expires_at) VALUES (?, ?, ?, ?)
+	_, err = db.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_clients (id, metadata, created_at, expires_at, kind) VALUES (?, ?, ?, ?, 'document')
 		ON CONFLICT (id) DO UPDATE SET metadata = excluded.metadata, expires_at = excluded.expires_at`),
 		id, string(doc), now.Unix(), now.Add(clientDocTTL).Unix())
 	if err != nil {
 		return nil, fmt.Errorf("oauth: client: %w", err)
 	}
-	return s.newClient(*md, ""), nil
+	return s.newClient(*md, kindDocument, ""), nil
 }
 
-func (s *Server) newClient(md clientMetadata, secretHash string) *client {
-	return &client{md: md, secretHash: secretHash, loginURL: s.loginURL(), scopes: append(slices.Clone(s.opts.Scopes), "offline_access")}
+// newClient builds a client from its metadata. It may be granted this
+// server's scopes (and offline_access); with RegisteredScopesOnly, only
+// those it registered, when it registered some.
+func (s *Server) newClient(md clientMetadata, kind, secretHash string) *client {
+	scopes := append(slices.Clone(s.opts.Scopes), "offline_access")
+	if registered := strings.Fields(md.Scope); s.opts.RegisteredScopesOnly && len(registered) > 0 {
+		scopes = slices.DeleteFunc(scopes, func(sc string) bool { return !slices.Contains(registered, sc) && sc != "offline_access" })
+	}
+	return &client{md: md, kind: kind, secretHash: secretHash, loginURL: s.loginURL(), scopes: scopes}
 }
 
 // isMetadataURL reports whether a client id is a client ID metadata
@@ -237,6 +320,7 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientMet
 	if err := json.Unmarshal(body, &md); err != nil {
 		return nil, fmt.Errorf("oauth: client metadata document %s: %w", id, err)
 	}
+	md.Scope = s.registeredScope(md.Scope)
 	if md.ClientID != id {
 		return nil, fmt.Errorf("oauth: client metadata document %s names client_id %q", id, md.ClientID)
 	}
@@ -258,8 +342,8 @@ func (s *Server) RegisterPublicClient(ctx context.Context, id, name string, redi
 		return fmt.Errorf("%w: client %s: %w", ErrOptions, id, err)
 	}
 	data, _ := json.Marshal(md)
-	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO oauth_clients (id, metadata, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET metadata = excluded.metadata, secret_hash = '', expires_at = 0`),
+	_, err := s.db.ExecContext(ctx, s.db.Rebind(`INSERT INTO oauth_clients (id, metadata, created_at, kind) VALUES (?, ?, ?, 'first_party')
+		ON CONFLICT (id) DO UPDATE SET metadata = excluded.metadata, secret_hash = '', expires_at = 0, kind = 'first_party'`),
 		id, string(data), time.Now().Unix())
 	if err != nil {
 		return fmt.Errorf("oauth: register %s: %w", id, err)

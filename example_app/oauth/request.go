@@ -73,6 +73,9 @@ type refreshRequest struct {
 	scopes   []string
 	audience []string
 	authTime time.Time
+	// familyExpires is when the token's family ends (refreshFamilyTTL
+	// after its sign-in): the rotated token inherits it.
+	familyExpires time.Time
 }
 
 func (r *refreshRequest) GetAMR() []string            { return []string{"pwd"} }

@@ -5,6 +5,12 @@ import "github.com/saguaro-go/saguaro/example_app/database"
 // migrations is the authorization server's schema. Times are Unix
 // seconds; secrets and tokens are stored as SHA-256 hashes, never as
 // themselves.
+//
+// Version 2: a pending request counts its failed sign-ins; a client has a
+// kind (first_party, dynamic, document) and the time it was last used, so
+// that abandoned registrations can go; a refresh token carries its
+// family's absolute expiry; signing keys live in a table of their own, so
+// that they can rotate (keys.go moves the version 1 key there).
 var migrations = []database.Migration{{
 	Version: 1,
 	SQLite: `
@@ -75,4 +81,36 @@ CREATE TABLE oauth_secrets (
 CREATE TABLE oauth_users (
 	name TEXT PRIMARY KEY,
 	password_hash TEXT NOT NULL);`,
+}, {
+	Version: 2,
+	SQLite: `
+ALTER TABLE oauth_requests ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE oauth_clients ADD COLUMN kind TEXT NOT NULL DEFAULT 'dynamic';
+ALTER TABLE oauth_clients ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
+UPDATE oauth_clients SET kind = 'document' WHERE expires_at <> 0;
+ALTER TABLE oauth_refresh_tokens ADD COLUMN family_expires_at BIGINT NOT NULL DEFAULT 0;
+UPDATE oauth_refresh_tokens SET family_expires_at = expires_at;
+CREATE INDEX oauth_requests_created ON oauth_requests (created_at);
+CREATE INDEX oauth_refresh_tokens_expires ON oauth_refresh_tokens (expires_at);
+CREATE INDEX oauth_clients_kind ON oauth_clients (kind, last_used_at);
+CREATE TABLE oauth_signing_keys (
+	id TEXT PRIMARY KEY,
+	private_key TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	retired_at BIGINT NOT NULL DEFAULT 0);`,
+	Postgres: `
+ALTER TABLE oauth_requests ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE oauth_clients ADD COLUMN kind TEXT NOT NULL DEFAULT 'dynamic';
+ALTER TABLE oauth_clients ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
+UPDATE oauth_clients SET kind = 'document' WHERE expires_at <> 0;
+ALTER TABLE oauth_refresh_tokens ADD COLUMN family_expires_at BIGINT NOT NULL DEFAULT 0;
+UPDATE oauth_refresh_tokens SET family_expires_at = expires_at;
+CREATE INDEX oauth_requests_created ON oauth_requests (created_at);
+CREATE INDEX oauth_refresh_tokens_expires ON oauth_refresh_tokens (expires_at);
+CREATE INDEX oauth_clients_kind ON oauth_clients (kind, last_used_at);
+CREATE TABLE oauth_signing_keys (
+	id TEXT PRIMARY KEY,
+	private_key TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	retired_at BIGINT NOT NULL DEFAULT 0);`,
 }}

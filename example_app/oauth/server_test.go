@@ -307,7 +307,7 @@ func TestClientIDMetadataDocument(t *testing.T) {
 // Deny sends access_denied to the client; the right password approves.
 func TestLoginPage(t *testing.T) {
 	a := newAS(t, sqliteDB(t), false)
-	require.NoError(t, a.SetPassword(context.Background(), "bob", "correct horse"))
+	cheapPassword(t, a.db, "bob", "correct horse")
 	id := a.publicClient(t)
 	_, challenge := pkce()
 	p := authParams(id, challenge)
@@ -407,5 +407,9 @@ func TestReplicasRedeemOnce(t *testing.T) {
 		require.Equal(t, 1, wins, "a refresh token is redeemed once")
 	}
 	// Both replicas sign with one key.
-	assert.Equal(t, a.key.id, b.key.id)
+	ka, err := a.signer(context.Background())
+	require.NoError(t, err)
+	kb, err := b.signer(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, ka.id, kb.id)
 }

@@ -26,7 +26,11 @@ const (
 	requestTTL      = 30 * time.Minute // an authorization request waiting for the user
 	codeTTL         = time.Minute      // a code waiting for its exchange
 	accessTokenTTL  = 15 * time.Minute
-	refreshTokenTTL = 30 * 24 * time.Hour
+	refreshTokenTTL = 30 * 24 * time.Hour // unused this long, a refresh token expires
+	// refreshFamilyTTL is the absolute lifetime of a refresh token family
+	// (the tokens one sign-in leads to): rotation renews a token, never
+	// the family, so a stolen and rotated family ends too.
+	refreshFamilyTTL = 90 * 24 * time.Hour
 )
 
 // errNotFound is what storage lookups return for an unknown id, code or
@@ -69,9 +73,6 @@ func (st *storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _
 	data, _ := json.Marshal(a)
 	now := time.Now()
 	db := st.db()
-	// Expired requests and refresh tokens go as new requests come.
-	_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_requests WHERE created_at < ?`), now.Add(-requestTTL).Unix())
-	_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE expires_at < ?`), now.Unix())
 	_, err = db.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_requests (id, client_id, data, created_at) VALUES (?, ?, ?, ?)`),
 		a.ID, a.ClientID, string(data), now.Unix())
 	if err != nil {
@@ -171,6 +172,24 @@ func (st *storage) approve(ctx context.Context, id, subject string) error {
 	return nil
 }
 
+// failed counts a wrong password for a pending request and returns the
+// count; the maxRequestFailures-th ends the request (denied), in the
+// same UPDATE, so that replicas count together.
+func (st *storage) failed(ctx context.Context, id string) (int, error) {
+	db := st.db()
+	var n int
+	err := db.QueryRowContext(ctx, db.Rebind(`UPDATE oauth_requests SET failures = failures + 1,
+		state = CASE WHEN failures + 1 >= ? THEN 'denied' ELSE state END
+		WHERE id = ? AND state = 'pending' RETURNING failures`), maxRequestFailures, id).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, errNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("oauth: %w", err)
+	}
+	return n, nil
+}
+
 func (st *storage) deny(ctx context.Context, id string) error {
 	db := st.db()
 	_, err := db.ExecContext(ctx, db.Rebind(`UPDATE oauth_requests SET state = 'denied' WHERE id = ? AND state = 'pending'`), id)
@@ -185,21 +204,29 @@ func (st *storage) CreateAccessToken(ctx context.Context, _ op.TokenRequest) (st
 
 // CreateAccessAndRefreshTokens implements op.AuthStorage. After a code
 // exchange it starts a refresh token family (the authorization request's
-// id); on a refresh it rotates: the presented token is marked used in one
-// UPDATE (a concurrent second use finds it used and fails) and a new one
-// of the same family replaces it.
+// id), which ends refreshFamilyTTL later whatever happens; on a refresh it
+// rotates: the presented token is marked used in one UPDATE (a concurrent
+// second use finds it used and fails) and a new one of the same family
+// replaces it. Either way the client is marked used now, which keeps its
+// registration from being swept.
 func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
 	var (
 		family, clientID string
 		authTime         time.Time
+		familyExpires    time.Time
 	)
+	now := time.Now()
 	switch r := req.(type) {
 	case *authRequest:
-		family, clientID, authTime = r.ID, r.ClientID, r.authTime
+		family, clientID, authTime, familyExpires = r.ID, r.ClientID, r.authTime, now.Add(refreshFamilyTTL)
 	case *refreshRequest:
-		family, clientID, authTime = r.family, r.clientID, r.authTime
+		family, clientID, authTime, familyExpires = r.family, r.clientID, r.authTime, r.familyExpires
 	default:
 		return "", "", time.Time{}, oidc.ErrUnsupportedGrantType()
+	}
+	expires := now.Add(refreshTokenTTL)
+	if familyExpires.Before(expires) {
+		expires = familyExpires
 	}
 	token := randomToken()
 	scopes, _ := json.Marshal(req.GetScopes())
@@ -217,10 +244,14 @@ func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Toke
 			}
 		}
 		_, err := tx.ExecContext(ctx, db.Rebind(`INSERT INTO oauth_refresh_tokens
-			(token_hash, family, client_id, subject, scopes, audience, auth_time, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			(token_hash, family, client_id, subject, scopes, audience, auth_time, expires_at, family_expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			hash(token), family, clientID, req.GetSubject(), string(scopes), string(aud), authTime.Unix(),
-			time.Now().Add(refreshTokenTTL).Unix())
+			expires.Unix(), familyExpires.Unix())
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, db.Rebind(`UPDATE oauth_clients SET last_used_at = ? WHERE id = ?`), now.Unix(), clientID)
 		return err
 	})
 	if err != nil {
@@ -239,14 +270,14 @@ func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Toke
 func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
 	db := st.db()
 	var (
-		r                 = &refreshRequest{token: token}
-		scopes, aud       string
-		authTime, expires int64
-		used              bool
+		r                                = &refreshRequest{token: token}
+		scopes, aud                      string
+		authTime, expires, familyExpires int64
+		used                             bool
 	)
-	err := db.QueryRowContext(ctx, db.Rebind(`SELECT family, client_id, subject, scopes, audience, auth_time, expires_at, used
+	err := db.QueryRowContext(ctx, db.Rebind(`SELECT family, client_id, subject, scopes, audience, auth_time, expires_at, family_expires_at, used
 		FROM oauth_refresh_tokens WHERE token_hash = ?`), hash(token)).
-		Scan(&r.family, &r.clientID, &r.subject, &scopes, &aud, &authTime, &expires, &used)
+		Scan(&r.family, &r.clientID, &r.subject, &scopes, &aud, &authTime, &expires, &familyExpires, &used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNotFound
 	}
@@ -257,9 +288,10 @@ func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string)
 		_, _ = db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE family = ?`), r.family)
 		return nil, errors.New("oauth: refresh token reused; its family is revoked")
 	}
-	if time.Now().Unix() > expires {
+	if now := time.Now().Unix(); now > expires || now > familyExpires {
 		return nil, errors.New("oauth: refresh token expired")
 	}
+	r.familyExpires = time.Unix(familyExpires, 0)
 	_ = json.Unmarshal([]byte(scopes), &r.scopes)
 	_ = json.Unmarshal([]byte(aud), &r.audience)
 	r.authTime = time.Unix(authTime, 0).UTC()
@@ -271,18 +303,21 @@ func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string)
 func (st *storage) TerminateSession(context.Context, string, string) error { return nil }
 
 // RevokeToken implements op.AuthStorage: a refresh token's family goes;
-// access tokens are JWTs and expire.
-func (st *storage) RevokeToken(ctx context.Context, token, _, clientID string) *oidc.Error {
+// access tokens are JWTs and expire. op passes the id GetRefreshTokenInfo
+// returned (the token's hash) for a refresh token, and a JWT's jti, which
+// matches no row, for an access token.
+func (st *storage) RevokeToken(ctx context.Context, tokenID, _, clientID string) *oidc.Error {
 	db := st.db()
 	_, err := db.ExecContext(ctx, db.Rebind(`DELETE FROM oauth_refresh_tokens WHERE family IN
-		(SELECT family FROM oauth_refresh_tokens WHERE token_hash = ? AND client_id = ?)`), hash(token), clientID)
+		(SELECT family FROM oauth_refresh_tokens WHERE token_hash = ? AND client_id = ?)`), tokenID, clientID)
 	if err != nil {
 		return oidc.ErrServerError()
 	}
 	return nil
 }
 
-// GetRefreshTokenInfo implements op.AuthStorage.
+// GetRefreshTokenInfo implements op.AuthStorage: the subject and the
+// token's id, its hash, which op hands to RevokeToken.
 func (st *storage) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
 	db := st.db()
 	var subject string
@@ -294,16 +329,18 @@ func (st *storage) GetRefreshTokenInfo(ctx context.Context, clientID, token stri
 	return subject, hash(token), nil
 }
 
-// SigningKey implements op.AuthStorage.
-func (st *storage) SigningKey(context.Context) (op.SigningKey, error) { return st.s.key, nil }
+// SigningKey implements op.AuthStorage: the key that signs now.
+func (st *storage) SigningKey(ctx context.Context) (op.SigningKey, error) { return st.s.signer(ctx) }
 
 // SignatureAlgorithms implements op.AuthStorage.
 func (st *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return []jose.SignatureAlgorithm{st.s.key.SignatureAlgorithm()}, nil
+	return []jose.SignatureAlgorithm{jose.ES256}, nil
 }
 
-// KeySet implements op.AuthStorage: the public key, for /oauth/keys.
-func (st *storage) KeySet(context.Context) ([]op.Key, error) { return []op.Key{st.s.key.public()}, nil }
+// KeySet implements op.AuthStorage: the public keys, for /oauth/keys: the
+// one that signs and those retired recently enough that tokens they
+// signed may still be alive.
+func (st *storage) KeySet(ctx context.Context) ([]op.Key, error) { return st.s.publishedKeys(ctx) }
 
 // GetClientByClientID implements op.OPStorage.
 func (st *storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {

@@ -92,8 +92,11 @@
   }
 
   // api calls the JSON API with the token; a refused token signs out.
+  // Without one nothing is sent: the visitor has not signed in (the
+  // controls that call it are hidden then, but a script can still).
   async function api(method, path, body) {
     showError("");
+    if (!token()) { account(); render(); showError("Sign in to add or complete tasks."); return; }
     const res = await fetch(path, {
       method,
       headers: Object.assign({ Authorization: "Bearer " + token() }, body ? { "Content-Type": "application/json" } : {}),

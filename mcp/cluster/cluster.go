@@ -31,6 +31,28 @@
 // keeps state it cannot encode cannot move: its sessions end with 404 and
 // the client initializes again, as the specification intends.
 //
+// # Relays
+//
+// A relay costs the relaying replica one HTTP exchange with the owner and,
+// in the steady state, no store call: it remembers the owner of each
+// session it relays, and each replica's URL, until the owner answers 421
+// (the session moved: the store is asked again), 404 (it ended) or cannot
+// be reached (it is gone: the session is taken over). An owner that
+// accepts the relay and does not answer (a stopped process) is waited for
+// until its lease lapses, then the session is taken over here; while it
+// still beats, until it would have ended any call, then 502. A relayed
+// event stream that goes silent (not even a keep-alive comment for twice
+// their interval) is cut once its owner's lease has lapsed, and its client
+// resumes it where the session is taken over. Relays become
+// rare behind a balancer that sends each session's requests to the replica
+// that answered its initialize (it reads the Mcp-Session-Id of the answer)
+// and, for a session it did not see start, hashes the id, so that every
+// balancer agrees and a session stays on the replica that took it over.
+// Hashing the id alone does not make them rare: the replica that answers
+// the initialize chooses the id after the balancer chose that replica, so
+// R−1 sessions in R are relayed on every request, as with no stickiness.
+// The example app's roundrobin balancer does both with -sticky.
+//
 // # Events and changes
 //
 // The owner numbers the events of each session's GET stream and keeps

@@ -110,8 +110,10 @@ func firstText(r *mcp.CallToolResult) string {
 
 // CallTool calls a tool and decodes its result into Out: the structured
 // content when the tool has an output schema, else its first text block
-// (as JSON, or as the string itself when Out is a string). A tool's own
-// failure is a *ToolError.
+// (as JSON, or as the string itself when Out is a string). Structured
+// content that does not decode into Out but is {"result": value}, as
+// mcp.AddTool sends an Out whose JSON is not an object, is decoded from
+// its value. A tool's own failure is a *ToolError.
 func CallTool[Out any](ctx context.Context, c *Client, name string, args any, opts ...CallOption) (Out, error) {
 	var out Out
 	res, err := c.CallTool(ctx, name, args, opts...)
@@ -122,7 +124,17 @@ func CallTool[Out any](ctx context.Context, c *Client, name string, args any, op
 		return out, &ToolError{Tool: name, Result: res}
 	}
 	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
-		if err := json.Unmarshal(raw, &out); err != nil {
+		err := json.Unmarshal(raw, &out)
+		if err != nil {
+			var wrapped struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(raw, &wrapped) == nil && wrapped.Result != nil {
+				out = *new(Out)
+				if json.Unmarshal(wrapped.Result, &out) == nil {
+					return out, nil
+				}
+			}
 			return out, fmt.Errorf("mcptest: %s structured content: %w", name, err)
 		}
 		return out, nil

@@ -79,7 +79,13 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 // create starts n nodes and makes them a cluster.
 func (c *Cluster) create(bin, cli string, n, replicas int) error {
 	for range n {
-		c.nodes = append(c.nodes, startNode(c.t, bin))
+		node, err := startNode(c.t, bin)
+		if node != nil {
+			c.nodes = append(c.nodes, node)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	args := []string{"--cluster", "create"}
 	for _, n := range c.nodes {
@@ -103,8 +109,9 @@ func (c *Cluster) create(bin, cli string, n, replicas int) error {
 }
 
 // startNode starts one node of a cluster: a Server with cluster mode on
-// and its bus on a second free port.
-func startNode(t testing.TB, bin string) *Server {
+// and its bus on a second free port. A node that does not start is
+// returned with the error, to be stopped with the rest.
+func startNode(t testing.TB, bin string) (*Server, error) {
 	t.Helper()
 	s := &Server{t: t, bin: bin, dir: t.TempDir()}
 	t.Cleanup(s.Stop)
@@ -115,7 +122,7 @@ func startNode(t testing.TB, bin string) *Server {
 			bus, err = pickPort()
 		}
 		if err != nil {
-			t.Fatalf("redistest: picking a free port: %v", err)
+			return nil, fmt.Errorf("picking a free port: %w", err)
 		}
 		s.extra = []string{
 			"--cluster-enabled", "yes",
@@ -133,9 +140,9 @@ func startNode(t testing.TB, bin string) *Server {
 		}
 	}
 	if err != nil {
-		t.Fatalf("redistest: starting a cluster node: %v", err)
+		return s, fmt.Errorf("starting a cluster node: %w", err)
 	}
-	return s
+	return s, nil
 }
 
 // URL returns the cluster's URL in go-redis's cluster form (every node,

@@ -368,3 +368,26 @@ func TestURLGivesAClusterWhenAsked(t *testing.T) {
 		t.Fatalf("CLUSTER INFO: %q, %v", info, err)
 	}
 }
+
+// A paused server keeps its port but answers nothing; resumed, it
+// answers again; a server still paused at the test's end is stopped.
+func TestPauseResume(t *testing.T) {
+	s := Start(t)
+	c := client(t, s.URL())
+	if err := c.Ping(ctx(t)).Err(); err != nil {
+		t.Fatalf("PING: %v", err)
+	}
+	s.Pause()
+	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	c2 := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, DisableIdentity: true})
+	defer c2.Close()
+	if err := c2.Ping(short).Err(); err == nil {
+		t.Fatal("a paused server answered PING")
+	}
+	s.Resume()
+	if err := c.Ping(ctx(t)).Err(); err != nil {
+		t.Fatalf("PING after Resume: %v", err)
+	}
+	s.Pause() // Stop, at the test's end, thaws it first
+}

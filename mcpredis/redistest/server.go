@@ -148,6 +148,23 @@ func (s *Server) Kill() {
 	s.stopLocked()
 }
 
+// Pause freezes the server (SIGSTOP): it keeps its port and its clients'
+// connections, and the kernel still accepts new ones, but nothing is
+// answered, as when Redis hangs or the network drops its packets.
+// [Server.Resume] thaws it; Stop and the test's end thaw it first.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume thaws a server Pause froze (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
 // Restart stops the server and starts a new one on the same port, and
 // returns once it answers PING: a Redis restart, as clients see it. The new
 // server has no keys, since nothing was kept on disk. If it cannot start
@@ -169,6 +186,7 @@ func (s *Server) stopLocked() {
 	if s.cmd == nil {
 		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a paused server handles nothing
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:

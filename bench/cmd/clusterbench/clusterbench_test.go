@@ -18,6 +18,7 @@ import (
 	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 
 	"github.com/saguaro-go/saguaro/bench/internal/check"
+	"github.com/saguaro-go/saguaro/bench/internal/loop"
 )
 
 type echoIn struct {
@@ -191,6 +192,24 @@ func TestRelayOnRedis(t *testing.T) {
 		t.Fatalf("cost %v, rounds %v", ra.cost(), ra.roundCosts())
 	}
 
+	// Each path on its own: the relayed slice's calls reach A through B.
+	relayed.Store(0)
+	for _, path := range []string{pathDirect, pathRelayed} {
+		r := runPathSlice(targets[0], targets[1], path, 3, 20*time.Millisecond, 200*time.Millisecond, 5*time.Second)
+		if n := r.Fail.Total(); n > 0 || r.OK == 0 {
+			t.Fatalf("%s: %d failures (%s), %d OK", path, n, r.Fail.Summary(), r.OK)
+		}
+		if r.CPUNS != 0 { // no process to probe: nothing counted
+			t.Fatalf("%s: CPU %d without processes", path, r.CPUNS)
+		}
+		switch got := uint64(relayed.Load()); {
+		case path == pathDirect && got != 0:
+			t.Fatalf("direct: A saw %d relayed requests", got)
+		case path == pathRelayed && got < r.OK:
+			t.Fatalf("relayed: A saw %d relayed requests for %d calls", got, r.OK)
+		}
+	}
+
 	var ups []string
 	for _, tg := range targets {
 		ups = append(ups, "http://"+tg.ep.Addr)
@@ -251,19 +270,43 @@ func TestRelayVerdict(t *testing.T) {
 		rl.add(s)
 		return &runResult{Relay: rl}
 	}
-	if v := relayVerdict(mk(100*time.Microsecond, 400*time.Microsecond)); !strings.Contains(v, "**met**") {
+	if v := relayVerdict(mk(100*time.Microsecond, 200*time.Microsecond)); !strings.Contains(v, "**met**") {
+		t.Fatalf("100 µs: %s", v)
+	}
+	if v := relayVerdict(mk(100*time.Microsecond, 400*time.Microsecond)); !strings.Contains(v, "**missed**") {
 		t.Fatalf("300 µs: %s", v)
 	}
 	if v := relayVerdict(mk(100*time.Microsecond, 1500*time.Microsecond)); !strings.Contains(v, "**missed**") {
 		t.Fatalf("1.4 ms: %s", v)
 	}
-	r := mk(100*time.Microsecond, 400*time.Microsecond)
+	r := mk(100*time.Microsecond, 200*time.Microsecond)
 	r.Relay.Fail.Add(&check.Error{Kind: "echo", Detail: "x"})
 	if v := relayVerdict(r); !strings.Contains(v, "not judged") {
 		t.Fatalf("with a failure: %s", v)
 	}
 	if v := relayVerdict(&runResult{Relay: &relayAgg{}}); !strings.Contains(v, "not measured") {
 		t.Fatalf("empty: %s", v)
+	}
+}
+
+func TestRelayCPUVerdict(t *testing.T) {
+	mk := func(direct, relayed int64) *runResult {
+		r := &runResult{Opts: &options{conns: []int{16}}, RelayTP: map[string]*agg{}}
+		for path, ns := range map[string]int64{pathDirect: direct, pathRelayed: relayed} {
+			a := &agg{}
+			a.add(&sliceResult{Result: &loop.Result{OK: 1000, Window: time.Second}, CPUNS: ns * 1000})
+			r.RelayTP[tpKey(path, 16)] = a
+		}
+		return r
+	}
+	if v := relayCPUVerdict(mk(50_000, 70_000), 16); !strings.Contains(v, "**met**") || !strings.Contains(v, "1.40×") {
+		t.Fatalf("1.4×: %s", v)
+	}
+	if v := relayCPUVerdict(mk(50_000, 100_000), 16); !strings.Contains(v, "**missed**") {
+		t.Fatalf("2×: %s", v)
+	}
+	if v := relayCPUVerdict(mk(50_000, 70_000), 1); v != "" {
+		t.Fatalf("not measured at 1: %q", v)
 	}
 }
 

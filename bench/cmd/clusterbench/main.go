@@ -23,6 +23,7 @@
 //
 //	make -C bench cluster            # about 2 minutes
 //	make -C bench cluster QUICK=1    # about 20 s, writes .bin/RESULTS-cluster-quick.md
+//	make -C bench cluster ARGS=-relay-only
 package main
 
 import (
@@ -33,6 +34,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +47,8 @@ import (
 
 type options struct {
 	binDir, out, logDir string
-	quick               bool
+	relayProfile        string
+	quick, relayOnly    bool
 	rounds              int
 	warmup, slice       time.Duration
 	conns               []int
@@ -74,6 +77,8 @@ func parseFlags() (*options, string) {
 	flag.StringVar(&o.binDir, "bin", ".bin", "folder of the built server binary ("+serverBin+")")
 	flag.StringVar(&o.out, "out", "", "results page to write (default RESULTS-cluster.md, or <bin>/RESULTS-cluster-quick.md with -quick)")
 	flag.BoolVar(&o.quick, "quick", os.Getenv("QUICK") == "1", "smoke run (about 20 s); also QUICK=1")
+	flag.BoolVar(&o.relayOnly, "relay-only", false, "measure the relay's cost alone (the three replicas, no proxy)")
+	flag.StringVar(&o.relayProfile, "relay-profile", "", "after the rounds, profile both replicas (CPU) during a relayed slice at the highest concurrency into this folder")
 	flag.IntVar(&o.rounds, "rounds", 0, "interleaved rounds (default 5; quick 3)")
 	flag.DurationVar(&o.warmup, "warmup", 0, "unmeasured warm-up per slice (default 500ms; quick 150ms)")
 	flag.DurationVar(&o.slice, "slice", 0, "measured time per slice (default 1.5s; quick 300ms)")
@@ -149,7 +154,7 @@ func parseFlags() (*options, string) {
 	if o.command == "" {
 		o.command = strings.Join(os.Args, " ")
 	}
-	o.effectiveFlags = cli.GivenFlags("command", "out", "bin", "redis")
+	o.effectiveFlags = cli.GivenFlags("command", "out", "bin", "redis", "relay-profile")
 	if o.onlyScale && len(o.scaleSessions) == 0 {
 		log.Fatal("-only-scale with -scale none measures nothing")
 	}
@@ -173,6 +178,7 @@ type runResult struct {
 	Targets            []*target
 	TP                 map[string]*agg // key@conns
 	Relay              *relayAgg
+	RelayTP            map[string]*agg // path@conns
 	Procs              []*child
 	LoadStart, LoadEnd string
 	KeysLeft           []string
@@ -230,7 +236,7 @@ func main() {
 // interleaved rounds and the relay slices, stops everything and removes
 // the run's keys from Redis.
 func bench(o *options) (*runResult, error) {
-	run := &runResult{Started: time.Now(), Opts: o, TP: map[string]*agg{}, Relay: &relayAgg{}, LoadStart: machine.LoadAvg()}
+	run := &runResult{Started: time.Now(), Opts: o, TP: map[string]*agg{}, Relay: &relayAgg{}, RelayTP: map[string]*agg{}, LoadStart: machine.LoadAvg()}
 	if o.onlyScale {
 		var rnd [6]byte
 		_, _ = rand.Read(rnd[:])
@@ -273,14 +279,6 @@ func bench(o *options) (*runResult, error) {
 		return p, nil
 	}
 	idle := []string{"-idle-timeout", "10m"}
-	mem, err := start(startProc(o.logDir, "memory", "server", bin, append([]string{"-mode", "memory", "-addr", "127.0.0.1:0", "-admin", "127.0.0.1:0"}, idle...)...))
-	if err != nil {
-		return nil, err
-	}
-	one, err := start(startReplica(o.logDir, "one", bin, append([]string{"-redis", rs.URL, "-prefix", run.Prefix + "one:"}, idle...)...))
-	if err != nil {
-		return nil, err
-	}
 	var three []*child
 	for i := range 3 {
 		p, err := start(startReplica(o.logDir, "three-"+string(rune('A'+i)), bin, append([]string{"-redis", rs.URL, "-prefix", run.Prefix + "three:"}, idle...)...))
@@ -288,15 +286,6 @@ func bench(o *options) (*runResult, error) {
 			return nil, err
 		}
 		three = append(three, p)
-	}
-	prox1, err := start(startProc(o.logDir, "proxy-one", "proxy", self, "-serve-proxy", one.Ready.MCPURL))
-	if err != nil {
-		return nil, err
-	}
-	prox3, err := start(startProc(o.logDir, "proxy-three", "proxy", self, "-serve-proxy",
-		three[0].Ready.MCPURL+","+three[1].Ready.MCPURL+","+three[2].Ready.MCPURL))
-	if err != nil {
-		return nil, err
 	}
 	mk := func(name, label, what string, front *child, rds *redisSrv, procs ...*child) (*target, error) {
 		ep, err := newEndpoint(front.Ready.MCPURL)
@@ -306,22 +295,41 @@ func bench(o *options) (*runResult, error) {
 		return &target{Name: name, Label: label, What: what, ep: ep, procs: procs, redis: rds}, nil
 	}
 	var targets []*target
-	for _, spec := range []struct {
-		name, label, what string
-		front             *child
-		rds               *redisSrv
-		procs             []*child
-	}{
-		{cfgMemory, "(a) 1 process, in memory", "one process; sessions in memory (no Cluster)", mem, nil, []*child{mem}},
-		{cfgRedis1, "(b) 1 replica on Redis", "one replica; Cluster = mcpredis; the client talks to it directly", one, rs, []*child{one}},
-		{cfgRedis1Prox, "(b′) 1 replica on Redis + proxy", "(b)'s replica behind the proxy (a reference: what the proxy alone adds)", prox1, rs, []*child{one, prox1}},
-		{cfgRedis3Prox, "(c) 3 replicas on Redis + proxy", "three replicas, one Cluster (shared prefix); the proxy sends each request to the next replica in turn, so 2 calls in 3 land on a replica that relays them to the session's owner", prox3, rs, []*child{three[0], three[1], three[2], prox3}},
-	} {
-		t, err := mk(spec.name, spec.label, spec.what, spec.front, spec.rds, spec.procs...)
+	if !o.relayOnly {
+		mem, err := start(startProc(o.logDir, "memory", "server", bin, append([]string{"-mode", "memory", "-addr", "127.0.0.1:0", "-admin", "127.0.0.1:0"}, idle...)...))
 		if err != nil {
 			return nil, err
 		}
-		targets = append(targets, t)
+		one, err := start(startReplica(o.logDir, "one", bin, append([]string{"-redis", rs.URL, "-prefix", run.Prefix + "one:"}, idle...)...))
+		if err != nil {
+			return nil, err
+		}
+		prox1, err := start(startProc(o.logDir, "proxy-one", "proxy", self, "-serve-proxy", one.Ready.MCPURL))
+		if err != nil {
+			return nil, err
+		}
+		prox3, err := start(startProc(o.logDir, "proxy-three", "proxy", self, "-serve-proxy",
+			three[0].Ready.MCPURL+","+three[1].Ready.MCPURL+","+three[2].Ready.MCPURL))
+		if err != nil {
+			return nil, err
+		}
+		for _, spec := range []struct {
+			name, label, what string
+			front             *child
+			rds               *redisSrv
+			procs             []*child
+		}{
+			{cfgMemory, "(a) 1 process, in memory", "one process; sessions in memory (no Cluster)", mem, nil, []*child{mem}},
+			{cfgRedis1, "(b) 1 replica on Redis", "one replica; Cluster = mcpredis; the client talks to it directly", one, rs, []*child{one}},
+			{cfgRedis1Prox, "(b′) 1 replica on Redis + proxy", "(b)'s replica behind the proxy (a reference: what the proxy alone adds)", prox1, rs, []*child{one, prox1}},
+			{cfgRedis3Prox, "(c) 3 replicas on Redis + proxy", "three replicas, one Cluster (shared prefix); the proxy sends each request to the next replica in turn, so 2 calls in 3 land on a replica that relays them to the session's owner", prox3, rs, []*child{three[0], three[1], three[2], prox3}},
+		} {
+			t, err := mk(spec.name, spec.label, spec.what, spec.front, spec.rds, spec.procs...)
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, t)
+		}
 	}
 	run.Targets = targets
 	var direct []*target
@@ -334,7 +342,7 @@ func bench(o *options) (*runResult, error) {
 	}
 	log.Printf("Redis %s (%s) at %s, prefix %s; %d processes up", rs.Version, map[bool]string{true: "throwaway", false: "shared"}[rs.Throwaway], rs.URL, run.Prefix, len(run.Procs))
 
-	total := o.rounds * (len(o.conns)*len(targets) + 1)
+	total := o.rounds * (len(o.conns)*(len(targets)+2) + 1)
 	n := 0
 	for round := 0; round < o.rounds; round++ {
 		for _, conns := range o.conns {
@@ -361,6 +369,31 @@ func bench(o *options) (*runResult, error) {
 		run.Relay.add(s)
 		log.Printf("[%d/%d] round %d relay %s→%s: direct p50 %s, relayed p50 %s (%d+%d calls)%s", n, total, round+1, b.Name, a.Name,
 			report.Dur(s.Direct.Quantile(0.5)), report.Dur(s.Relayed.Quantile(0.5)), s.DirectOK, s.RelOK, failNote(&s.Fail))
+		// Each path on its own, for its rate and CPU; which goes first
+		// alternates.
+		for _, conns := range o.conns {
+			for i := range 2 {
+				path := []string{pathDirect, pathRelayed}[(i+round)%2]
+				n++
+				r := runPathSlice(a, b, path, conns, o.warmup, o.slice, o.timeout)
+				k := tpKey(path, conns)
+				ag := run.RelayTP[k]
+				if ag == nil {
+					ag = &agg{}
+					run.RelayTP[k] = ag
+				}
+				ag.add(r)
+				cpu := "–"
+				if r.CPUNS >= 0 && r.OK > 0 {
+					cpu = cpuStr(float64(r.CPUNS) / float64(r.OK))
+				}
+				log.Printf("[%d/%d] round %d c=%-2d %-8s %s→%s %7.0f calls/s p50 %-8s CPU/call %s%s", n, total, round+1, conns, path, b.Name, a.Name,
+					float64(r.OK)/r.Window.Seconds(), report.Dur(r.Hist.Quantile(0.5)), cpu, failNote(&r.Fail))
+			}
+		}
+	}
+	if o.relayProfile != "" {
+		profileRelay(o.relayProfile, direct[0], direct[1], slices.Max(o.conns), 5, o.timeout)
 	}
 	run.LoadEnd = machine.LoadAvg()
 	run.Finished = time.Now()
@@ -377,6 +410,11 @@ func failNote(f *loop.Failures) string {
 // anyFailed reports whether any check failed anywhere.
 func (r *runResult) anyFailed() bool {
 	for _, a := range r.TP {
+		if a.Fail.Total() > 0 {
+			return true
+		}
+	}
+	for _, a := range r.RelayTP {
 		if a.Fail.Total() > 0 {
 			return true
 		}

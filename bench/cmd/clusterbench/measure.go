@@ -282,3 +282,59 @@ func (r *relayAgg) roundCosts() []float64 {
 	}
 	return xs
 }
+
+// Relay paths: where a relay slice's calls go.
+const (
+	pathDirect  = "direct"  // straight to the session's owner
+	pathRelayed = "relayed" // to another replica, which relays them
+)
+
+// runPathSlice drives conns connections, each with its own session
+// created on a (the owner), whose calls go straight to a (pathDirect) or
+// to b, which relays them to a (pathRelayed). CPU is a's, b's and
+// Redis's over the measured window, on both paths alike, so the two
+// differ only by what the relay costs.
+func runPathSlice(a, b *target, path string, conns int, warmup, measure, timeout time.Duration) *sliceResult {
+	both := &target{procs: append(append([]*child(nil), a.procs...), b.procs...), redis: a.redis}
+	var (
+		cpu0, cpu1 int64
+		err0, err1 error
+	)
+	r := loop.Run(loop.Spec{Conns: conns, Warmup: warmup, Measure: measure,
+		Setup: func(w int) (loop.Worker, error) {
+			base := int64(w) << 32
+			ca, err := mcpconn.Dial(a.ep, timeout)
+			if err != nil {
+				return loop.Worker{}, err
+			}
+			if err := ca.Initialize(base+1, true); err != nil {
+				return loop.Worker{Close: func() { ca.Close() }}, err
+			}
+			to, closeAll := ca, func() { ca.EndSession(); ca.Close() }
+			if path == pathRelayed {
+				cb, err := mcpconn.Dial(b.ep, timeout)
+				if err != nil {
+					return loop.Worker{Close: closeAll}, err
+				}
+				cb.SetSession(ca.Session())
+				to, closeAll = cb, func() { cb.Close(); ca.EndSession(); ca.Close() }
+			}
+			return loop.Worker{
+				Call:  func(seq int64, text []byte) error { return to.Call(base+seq, string(text)) },
+				Close: closeAll,
+			}, nil
+		},
+		Before: func(*loop.Result) { cpu0, err0 = both.cpuNS() },
+		After:  func(*loop.Result) { cpu1, err1 = both.cpuNS() },
+	})
+	res := &sliceResult{Result: r, CPUNS: -1}
+	switch {
+	case err0 != nil:
+		res.Fail.Add(fmt.Errorf("probe: %w", err0))
+	case err1 != nil:
+		res.Fail.Add(fmt.Errorf("probe: %w", err1))
+	default:
+		res.CPUNS = cpu1 - cpu0
+	}
+	return res
+}

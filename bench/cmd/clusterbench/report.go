@@ -14,8 +14,12 @@ import (
 )
 
 // relayTarget is the cluster's target for a relay's added cost at p50 on
-// loopback.
-const relayTarget = time.Millisecond
+// loopback, at one connection; relayCPUTarget bounds the CPU of a relayed
+// call (both replicas and Redis) as a multiple of a direct call's.
+const (
+	relayTarget    = 150 * time.Microsecond
+	relayCPUTarget = 1.5
+)
 
 func renderResults(r *runResult) string {
 	o := r.Opts
@@ -47,9 +51,13 @@ func renderResults(r *runResult) string {
 			where = "a throwaway redis-server started by the benchmark (`--save \"\" --appendonly no`)"
 		}
 		p("- Redis: %s, %s, at %s; this run's keys under `%s` (%s)\n", r.Redis.Version, where, r.Redis.URL, r.Prefix, cleanupNote(r))
-		p("- Settings: %d rounds × %d concurrencies (%s connections) × one slice per configuration, then one relay slice per round; "+
+		what := "one slice per configuration, then the relay's slices"
+		if o.relayOnly {
+			what = "the relay's slices alone (`-relay-only`)"
+		}
+		p("- Settings: %d rounds × %d concurrencies (%s connections) × %s; "+
 			"each slice %v warm-up + %v measured; per-request timeout %v; protocol %s sessions, JSON responses; session idle timeout 10m; mcpredis defaults (heartbeat 1s)\n",
-			o.rounds, len(o.conns), report.JoinInts(o.conns), o.warmup, o.slice, o.timeout, mcpconn.ProtocolVersion)
+			o.rounds, len(o.conns), report.JoinInts(o.conns), what, o.warmup, o.slice, o.timeout, mcpconn.ProtocolVersion)
 	}
 	if len(o.effectiveFlags) > 0 {
 		p("- Flags given: `%s`\n", strings.Join(o.effectiveFlags, " "))
@@ -73,54 +81,56 @@ func renderResults(r *runResult) string {
 	}
 	p("\n")
 
-	p("## Configurations\n\n")
-	p("Every server is `servers/saguarocluster`, its own process on 127.0.0.1: the echo tool (`{\"text\": string}`, typed, validated) on " +
-		"`mcp.Controller` with sessions, mounted on chi, exactly as `saguaro-stateful` in RESULTS.md; the replicas add " +
-		"`Options.Cluster = mcpredis.New(...)` with their own address as relay URL. The proxy is `clusterbench -serve-proxy`, its own process: " +
-		proxyNotes + ".\n\n")
-	p("| configuration | how | status |\n|---|---|---|\n")
-	for _, t := range r.Targets {
-		p("| %s | %s | %s |\n", t.Label, report.MDEscape(t.What), r.status(t.Name))
-	}
-	p("\n")
-
-	p("## tools/call throughput and latency\n\n")
-	p("Every connection is a keep-alive HTTP/1.1 connection with its own session (initialize + notifications/initialized, checked), then " +
-		"tools/call echo one at a time (closed loop) with `Mcp-Session-Id`; the sessions are deleted at the end of each slice. Every answer is checked: " +
-		"HTTP 200, `application/json`, a JSON-RPC result for the request's id, one text block equal to the text sent (distinct per call); a wrong answer " +
-		"is a failure, not a fast result. calls/s is the median over the rounds; × (a) is the median over rounds of the ratio to (a)'s slice of the same " +
-		"round (higher is better). p50/p99 cover every call of every slice. Server CPU per call is the user+system CPU of every process serving the " +
-		"configuration (replicas and proxy, from their probe endpoints) plus Redis's (INFO cpu), over the measured windows; the load generator's own is left out.\n\n")
-	for _, conns := range o.conns {
-		base := r.TP[tpKey(cfgMemory, conns)]
-		p("### %d connection%s\n\n", conns, report.Plural(conns))
-		p("| configuration | calls/s | × (a) | p50 | p99 | server CPU/call | × (a) | calls/s per slice (min–max) | checked OK | failed |\n")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	if !o.relayOnly {
+		p("## Configurations\n\n")
+		p("Every server is `servers/saguarocluster`, its own process on 127.0.0.1: the echo tool (`{\"text\": string}`, typed, validated) on " +
+			"`mcp.Controller` with sessions, mounted on chi, exactly as `saguaro-stateful` in RESULTS.md; the replicas add " +
+			"`Options.Cluster = mcpredis.New(...)` with their own address as relay URL. The proxy is `clusterbench -serve-proxy`, its own process: " +
+			proxyNotes + ".\n\n")
+		p("| configuration | how | status |\n|---|---|---|\n")
 		for _, t := range r.Targets {
-			a := r.TP[tpKey(t.Name, conns)]
-			if a == nil {
-				p("| %s | not run | | | | | | | | |\n", t.Label)
-				continue
-			}
-			lo, hi := report.MinMax(a.SliceRPS)
-			rat, cpuRat := "1.00×", "1.00×"
-			if t.Name != cfgMemory && base != nil {
-				rat = report.FmtRatio(a.ratioTo(base))
-				cpuRat = report.Ratio(a.cpuPerCall(), base.cpuPerCall())
-			}
-			p("| %s | %.0f | %s | %s | %s | %s | %s | %.0f–%.0f | %d | %s |\n", t.Label, a.rps(), rat,
-				report.Dur(a.Hist.Quantile(0.5)), report.Dur(a.Hist.Quantile(0.99)), cpuStr(a.cpuPerCall()), cpuRat, lo, hi, a.OK, failCell(&a.Fail))
+			p("| %s | %s | %s |\n", t.Label, report.MDEscape(t.What), r.status(t.Name))
 		}
 		p("\n")
+
+		p("## tools/call throughput and latency\n\n")
+		p("Every connection is a keep-alive HTTP/1.1 connection with its own session (initialize + notifications/initialized, checked), then " +
+			"tools/call echo one at a time (closed loop) with `Mcp-Session-Id`; the sessions are deleted at the end of each slice. Every answer is checked: " +
+			"HTTP 200, `application/json`, a JSON-RPC result for the request's id, one text block equal to the text sent (distinct per call); a wrong answer " +
+			"is a failure, not a fast result. calls/s is the median over the rounds; × (a) is the median over rounds of the ratio to (a)'s slice of the same " +
+			"round (higher is better). p50/p99 cover every call of every slice. Server CPU per call is the user+system CPU of every process serving the " +
+			"configuration (replicas and proxy, from their probe endpoints) plus Redis's (INFO cpu), over the measured windows; the load generator's own is left out.\n\n")
+		for _, conns := range o.conns {
+			base := r.TP[tpKey(cfgMemory, conns)]
+			p("### %d connection%s\n\n", conns, report.Plural(conns))
+			p("| configuration | calls/s | × (a) | p50 | p99 | server CPU/call | × (a) | calls/s per slice (min–max) | checked OK | failed |\n")
+			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, t := range r.Targets {
+				a := r.TP[tpKey(t.Name, conns)]
+				if a == nil {
+					p("| %s | not run | | | | | | | | |\n", t.Label)
+					continue
+				}
+				lo, hi := report.MinMax(a.SliceRPS)
+				rat, cpuRat := "1.00×", "1.00×"
+				if t.Name != cfgMemory && base != nil {
+					rat = report.FmtRatio(a.ratioTo(base))
+					cpuRat = report.Ratio(a.cpuPerCall(), base.cpuPerCall())
+				}
+				p("| %s | %.0f | %s | %s | %s | %s | %s | %.0f–%.0f | %d | %s |\n", t.Label, a.rps(), rat,
+					report.Dur(a.Hist.Quantile(0.5)), report.Dur(a.Hist.Quantile(0.99)), cpuStr(a.cpuPerCall()), cpuRat, lo, hi, a.OK, failCell(&a.Fail))
+			}
+			p("\n")
+		}
 	}
 
 	rl := r.Relay
 	p("## The relay's cost\n\n")
 	p("The three replicas of (c), without the proxy. Each round one session is created on replica A (initialize + notifications/initialized " +
 		"straight to A); then its calls go, one at a time and alternately (which path goes first alternates too), straight to A on one " +
-		"keep-alive connection and straight to B on another. A runs the session and answers at once; B does not, so it reads the session's record " +
-		"from Redis, finds A's address and relays the call to A over HTTP, and A's answer comes back through B. Each round uses another pair (A, B). " +
-		"The relay's cost is the difference of the medians. Every answer is checked as above.\n\n")
+		"keep-alive connection and straight to B on another. A runs the session and answers at once; B does not: it finds A's address " +
+		"(the replica's cache of session owners, or the session's record in Redis on a miss) and relays the call to A over HTTP, and A's answer " +
+		"comes back through B. Each round uses another pair (A, B). The relay's cost is the difference of the medians. Every answer is checked as above.\n\n")
 	p("| path | calls | p50 | p90 | p99 | failed |\n|---|---:|---:|---:|---:|---:|\n")
 	p("| straight to the owner (A) | %d | %s | %s | %s | |\n", rl.Direct.Count(), report.Dur(rl.Direct.Quantile(0.5)), report.Dur(rl.Direct.Quantile(0.9)), report.Dur(rl.Direct.Quantile(0.99)))
 	p("| to another replica (B → A) | %d | %s | %s | %s | |\n", rl.Relayed.Count(), report.Dur(rl.Relayed.Quantile(0.5)), report.Dur(rl.Relayed.Quantile(0.9)), report.Dur(rl.Relayed.Quantile(0.99)))
@@ -128,8 +138,8 @@ func renderResults(r *runResult) string {
 		report.SignedDur(rl.Relayed.Quantile(0.9)-rl.Direct.Quantile(0.9)), report.SignedDur(rl.Relayed.Quantile(0.99)-rl.Direct.Quantile(0.99)), failCell(&rl.Fail))
 	p("%s\n\n", relayVerdict(r))
 	if rl.CPUOK > 0 {
-		p("CPU per relayed call, over the measured windows: %s on B, the replica that relays (it serves nothing itself), and %s on Redis "+
-			"(B's lookup of the session's record and of A's address; %s). A's work is the same for both paths.\n\n",
+		p("CPU per relayed call in these slices (half the calls relayed), over the measured windows: %s on B, the replica that relays (it serves nothing itself), and %s on Redis "+
+			"(per relayed call; %s).\n\n",
 			cpuStr(float64(rl.BCPUNS)/float64(rl.CPUOK)), cpuStr(float64(rl.RedisCPUNS)/float64(rl.CPUOK)), redisCPUCaveat(r))
 	}
 	p("| round | A (owner) | B (relays) | direct p50 | relayed p50 | difference |\n|---:|---|---|---:|---:|---:|\n")
@@ -138,6 +148,36 @@ func renderResults(r *runResult) string {
 			report.SignedDur(s.Relayed.Quantile(0.5)-s.Direct.Quantile(0.5)))
 	}
 	p("\n")
+
+	p("### Each path on its own: rate and CPU\n\n")
+	p("In the same rounds and with the same pair (A, B): slices in which every connection creates its own session on A and sends all its calls " +
+		"straight to A (**direct**), or all to B, which relays them to A (**relayed**); which path goes first alternates by round. " +
+		"CPU per call is A's, B's and Redis's user+system CPU together over the measured window, divided by the calls made in it, on both paths " +
+		"(B idles on the direct path, but its idle CPU counts on both). calls/s is the median over rounds; × direct is the median over rounds of " +
+		"the ratio to the direct slice of the same round.\n\n")
+	for _, conns := range o.conns {
+		d, rel := r.RelayTP[tpKey(pathDirect, conns)], r.RelayTP[tpKey(pathRelayed, conns)]
+		if d == nil || rel == nil {
+			continue
+		}
+		p("#### %d connection%s\n\n", conns, report.Plural(conns))
+		p("| path | calls/s | × direct | p50 | p99 | CPU/call (A+B+Redis) | × direct | calls/s per slice (min–max) | checked OK | failed |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, row := range []struct {
+			name string
+			a    *agg
+		}{{"direct (→ A)", d}, {"relayed (→ B → A)", rel}} {
+			lo, hi := report.MinMax(row.a.SliceRPS)
+			rat, cpuRat := "1.00×", "1.00×"
+			if row.a == rel {
+				rat = report.FmtRatio(rel.ratioTo(d))
+				cpuRat = report.Ratio(rel.cpuPerCall(), d.cpuPerCall())
+			}
+			p("| %s | %.0f | %s | %s | %s | %s | %s | %.0f–%.0f | %d | %s |\n", row.name, row.a.rps(), rat,
+				report.Dur(row.a.Hist.Quantile(0.5)), report.Dur(row.a.Hist.Quantile(0.99)), cpuStr(row.a.cpuPerCall()), cpuRat, lo, hi, row.a.OK, failCell(&row.a.Fail))
+		}
+		p("\n%s\n\n", relayCPUVerdict(r, conns))
+	}
 
 	p("%s", renderScale(r))
 	p("## Processes\n\n")
@@ -184,7 +224,34 @@ func summary(r *runResult) []string {
 		}
 		out = append(out, line)
 	}
-	return append(out, relayVerdict(r))
+	out = append(out, relayVerdict(r))
+	for _, conns := range r.Opts.conns {
+		if v := relayCPUVerdict(r, conns); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// relayCPUVerdict states a relayed call's CPU against a direct one's at
+// conns connections, and the rates; "" when not measured.
+func relayCPUVerdict(r *runResult, conns int) string {
+	d, rel := r.RelayTP[tpKey(pathDirect, conns)], r.RelayTP[tpKey(pathRelayed, conns)]
+	if d == nil || rel == nil || d.cpuPerCall() == 0 || rel.cpuPerCall() == 0 {
+		return ""
+	}
+	ratio := rel.cpuPerCall() / d.cpuPerCall()
+	s := fmt.Sprintf("Relayed at %d connection%s: %.0f calls/s against %.0f direct (%s); CPU per call (A+B+Redis) **%s** against %s direct: **%.2f×** (target ≤ %.1f×): ",
+		conns, report.Plural(conns), rel.rps(), d.rps(), report.FmtRatio(rel.ratioTo(d)), cpuStr(rel.cpuPerCall()), cpuStr(d.cpuPerCall()), ratio, relayCPUTarget)
+	switch {
+	case d.Fail.Total()+rel.Fail.Total() > 0:
+		s += "**not judged: FAILED** (" + report.MDEscape(strings.TrimSpace(d.Fail.Summary()+" "+rel.Fail.Summary())) + ")"
+	case ratio <= relayCPUTarget:
+		s += "**met**"
+	default:
+		s += "**missed**"
+	}
+	return s + "."
 }
 
 // relayVerdict states the relay's cost at p50 against the target.

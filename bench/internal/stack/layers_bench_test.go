@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-chi/httplog/v3"
+
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
-	"github.com/saguaro-go/saguaro/middleware"
 )
 
 // recorder is a ResponseWriter that keeps the status, the header and the
@@ -64,7 +65,7 @@ func mcpHandler(tb testing.TB, l layers) http.Handler {
 		opts.Identity = auth.Identity
 	}
 	if l.logger {
-		opts.Attrs = middleware.SetAttrs
+		opts.Attrs = httplog.SetAttrs
 	}
 	return mcp.Controller(opts)
 }

@@ -1,10 +1,11 @@
 // Package stack is the "realistic stack" a production saguaro deployment
 // puts around its MCP endpoint, for the saguaro-stack configuration: a chi
-// router with chi's RequestID, saguaro's logging preset
-// (middleware.RequestLogger through middleware.JSONHandler, JSON lines
-// formatted in full and written to io.Discard, so the formatting is paid
-// and disk I/O is not; the line is what slog.JSONHandler writes), chi's
-// Recoverer, and saguaro's JWT bearer verifier (auth.Verifier.Handler +
+// router with chi's RequestID, saguaro's logging preset (middleware.Logging:
+// httplog's RequestLogger, which also recovers panics, through
+// slog.JSONHandler with the ECS schema's ReplaceAttr, as the package
+// documents; JSON lines formatted in full and written to io.Discard, so
+// the formatting is paid and disk I/O is not), chi's Recoverer, and
+// saguaro's JWT bearer verifier (auth.Verifier.Handler +
 // auth.Required) with an RS256 key, the usual choice of OAuth
 // authorization servers.
 //
@@ -25,6 +26,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/saguaro-go/saguaro/auth"
@@ -116,11 +118,12 @@ func build(path string, inner http.Handler, logOut io.Writer, l layers) (*Stack,
 		r.Use(chimw.RequestID)
 	}
 	if l.logger {
-		var lo *middleware.LogOptions
+		var lo *httplog.Options // nil: httplog's defaults
 		if l.silent {
-			lo = &middleware.LogOptions{Level: slog.LevelError + 1}
+			lo = &httplog.Options{Level: slog.LevelError + 1, RecoverPanics: true}
 		}
-		r.Use(middleware.RequestLogger(slog.New(middleware.NewJSONHandler(logOut, nil)), lo))
+		h := slog.NewJSONHandler(logOut, &slog.HandlerOptions{ReplaceAttr: httplog.SchemaECS.ReplaceAttr})
+		r.Use(middleware.Logging(slog.New(h), lo))
 	}
 	if l.chi {
 		r.Use(chimw.Recoverer)

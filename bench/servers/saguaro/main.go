@@ -22,13 +22,13 @@ import (
 	"os"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httplog/v3"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
-	"github.com/saguaro-go/saguaro/middleware"
 
 	"github.com/saguaro-go/saguaro/bench/internal/serve"
 	"github.com/saguaro-go/saguaro/bench/internal/stack"
@@ -110,7 +110,7 @@ func build(o serve.Options) (serve.Built, error) {
 		return b, nil
 	}
 	opts.Identity = auth.Identity
-	opts.Attrs = middleware.SetAttrs
+	opts.Attrs = httplog.SetAttrs
 	st, err := stack.Wrap(serve.MCPPath, mcp.Controller(opts), io.Discard)
 	if err != nil {
 		return serve.Built{}, err
@@ -118,7 +118,7 @@ func build(o serve.Options) (serve.Built, error) {
 	return serve.Built{
 		Handler: st.Handler,
 		Headers: map[string]string{"Authorization": "Bearer " + st.Token},
-		Notes:   notes + "; chi RequestID, middleware.RequestLogger (every line, JSON via middleware.JSONHandler to io.Discard), Recoverer, auth RS256 verifier + Required, sessions bound to auth.Identity, Attrs = middleware.SetAttrs",
+		Notes:   notes + "; chi RequestID, middleware.Logging (httplog's RequestLogger, every line, slog.JSONHandler with the ECS schema to io.Discard), Recoverer, auth RS256 verifier + Required, sessions bound to auth.Identity, Attrs = httplog.SetAttrs",
 		Close:   st.Close,
 	}, nil
 }

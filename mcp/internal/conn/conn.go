@@ -56,14 +56,21 @@ type Config struct {
 	RequestTimeout time.Duration
 	// QueueSize bounds the stateful callbacks waiting for their turn.
 	QueueSize int
-	// Grace is how long Serve waits, once the input ended, for calls to
-	// finish after their cancellation; then it returns anyway.
+	// Grace is how long Serve waits, once the input or ctx ended, for
+	// calls to finish after their cancellation and for their answers to
+	// be written; then it returns anyway. Default 5 seconds.
 	Grace time.Duration
+	// MaxBatch bounds the messages of a batch (-32600 beyond it); 0 is
+	// none.
+	MaxBatch int
+	// MaxAnswer bounds the bytes of a batch's answer (its requests past
+	// the bound are answered with an error, not run); 0 is none.
+	MaxAnswer int
 }
 
 // ErrCallsRunning is what Serve returns when calls were still running a
 // Grace after the input ended: their handlers do not honour their
-// context.
+// context, or a write of theirs waits on a client that stopped reading.
 var ErrCallsRunning = errors.New("mcp: calls still running after the connection ended")
 
 // server is one connection's session and what runs in it.
@@ -106,26 +113,26 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 		cancelled: map[wire.ID]bool{}, listeners: map[*listening]bool{},
 		modern: session.New(protocol.Rev20260728, nil, nil, 0), ended: make(chan struct{})}
 	s.changes = s.eng.OnChange(s.changed)
+	// The input is read on a goroutine of its own, so that a write the
+	// client does not take (it stopped reading) cannot keep Serve from
+	// seeing ctx end: the grace below bounds that write too.
+	read := make(chan error, 1)
+	go func() { read <- s.read(ctx) }()
 	var err error
-	for {
-		msg, rerr := c.Read(ctx)
-		if errors.Is(rerr, ErrTooLarge) {
-			s.writeError(wire.ID{}, errTooLarge)
-			continue
-		}
-		if rerr != nil {
-			if !errors.Is(rerr, io.EOF) && ctx.Err() == nil {
-				err = rerr
-			}
-			break
-		}
-		s.handle(msg)
+	select {
+	case err = <-read:
+		read = nil
+	case <-ctx.Done():
 	}
 	s.end()
-	done := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
+		var rerr error
+		if read != nil {
+			rerr = <-read
+		}
 		s.calls.Wait()
-		close(done)
+		done <- rerr
 	}()
 	grace := cfg.Grace
 	if grace <= 0 {
@@ -134,7 +141,10 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
-	case <-done:
+	case rerr := <-done:
+		if err == nil {
+			err = rerr
+		}
 		close(s.quit)
 		s.workers.Wait() // idle now: they exit at once
 	case <-t.C:
@@ -153,6 +163,25 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 		}
 	}
 	return err
+}
+
+// read reads and serves the client's messages until the input ends (nil)
+// or fails (its error), or ctx ends (nil).
+func (s *server) read(ctx context.Context) error {
+	for {
+		msg, rerr := s.c.Read(ctx)
+		if errors.Is(rerr, ErrTooLarge) {
+			s.writeError(wire.ID{}, errTooLarge)
+			continue
+		}
+		if rerr != nil {
+			if !errors.Is(rerr, io.EOF) && ctx.Err() == nil {
+				return rerr
+			}
+			return nil
+		}
+		s.handle(msg)
+	}
 }
 
 // end ends the session: every call is cancelled, every subscription ends.

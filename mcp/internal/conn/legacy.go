@@ -100,7 +100,7 @@ func (s *server) batch(body []byte) {
 		s.writeError(wire.ID{}, errBatchRev)
 		return
 	}
-	items, derr := s.eng.Decoder().DecodeBatch(body)
+	items, derr := s.eng.Decoder().DecodeBatch(body, s.cfg.MaxBatch)
 	if derr != nil {
 		s.writeError(wire.ID{}, derr)
 		return
@@ -108,28 +108,25 @@ func (s *server) batch(body []byte) {
 	s.calls.Add(1)
 	s.spawn(func() {
 		defer s.calls.Done()
-		out := []byte{'['}
-		n := 0
-		add := func(b []byte) {
-			if n > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, b...)
-			n++
-		}
+		answers := protocol.NewBatchAnswer(s.cfg.MaxAnswer)
 		for i := range items {
 			it := &items[i]
 			msg := &it.Msg
 			switch {
 			case it.Err != nil:
-				add(wire.AppendErrorResponse(nil, msg.ID, it.Err))
+				answers.Error(msg.ID, it.Err)
 				continue
 			case msg.Kind == wire.KindResponse || msg.Kind == wire.KindErrorResponse:
 				sess.Deliver(msg)
 				continue
+			case answers.Over():
+				if msg.Kind == wire.KindRequest {
+					answers.Refuse(msg.ID)
+				}
+				continue
 			case msg.Method == "initialize":
 				if msg.Kind == wire.KindRequest {
-					add(wire.AppendErrorResponse(nil, msg.ID, errBatchInit))
+					answers.Error(msg.ID, errBatchInit)
 				}
 				continue
 			case msg.Method == "notifications/cancelled":
@@ -140,7 +137,7 @@ func (s *server) batch(body []byte) {
 			ctx, cancel, ok := sess.CallContext(s.ctx, msg.ID, s.cfg.RequestTimeout)
 			if !ok {
 				if msg.Kind == wire.KindRequest {
-					add(wire.AppendErrorResponse(nil, msg.ID, protocol.ErrCancelled))
+					answers.Error(msg.ID, protocol.ErrCancelled)
 				}
 				continue
 			}
@@ -149,11 +146,11 @@ func (s *server) batch(body []byte) {
 			cancel()
 			sess.Untrack(msg.ID)
 			if msg.Kind == wire.KindRequest {
-				add(s.eng.AppendReply(nil, msg.ID, reply))
+				answers.Add(msg.ID, s.eng.AppendReply(nil, msg.ID, reply))
 			}
 		}
-		if n > 0 {
-			_ = s.write(append(out, ']'), wire.ID{})
+		if out := answers.End(); out != nil {
+			_ = s.write(out, wire.ID{})
 		}
 	})
 }

@@ -196,6 +196,20 @@ func (s *Session) Cancel(id wire.ID) {
 	}
 }
 
+// CancelCalls cancels the context of every call in flight; the session
+// goes on, and the calls' answers (their cancellation) go out.
+func (s *Session) CancelCalls() {
+	s.mu.Lock()
+	cancels := make([]context.CancelFunc, 0, len(s.inflight))
+	for _, c := range s.inflight {
+		cancels = append(cancels, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+}
+
 // End ends the session: Done closes, every call's context is cancelled,
 // every server→client request waiting for an answer fails. It reports
 // false when the session had already ended.

@@ -47,7 +47,7 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 	// One allocation carries the call to its worker, with its response
 	// stream and the request's body, which the call keeps (its params
 	// point into it) and puts back when it ends.
-	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel, attrsCtx: r.Context()}
+	sc := &sessionCall{s: s, ctx: ctx, cancel: cancel}
 	st := &sc.st
 	s.newCallStream(st, mb, cancel, msg.ID)
 	sc.out.st = st
@@ -60,13 +60,13 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 	sc.state = s.Snapshot()
 	s.tab.t.workers.run(sc)
 
-	return answerFirst(r, func() {
+	return s.tab.t.answerFirst(r, func() {
 		// The client left before anything was sent: it has no event id
 		// to resume from, so the call is cancelled.
 		cancel()
 		st.detach(mb, false)
 	}, func() controller.Reply {
-		sc.conn = connState{st: st, mb: mb, prime: st.primingFrame(0)}
+		sc.conn = connState{st: st, mb: mb, prime: st.primingFrame(0), ctx: r.Context()}
 		return st.streamReply(r, &sc.conn)
 	})
 }
@@ -75,7 +75,7 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 // mailbox: its answer alone (callDone) is answered as JSON, anything
 // else (streamStarted) with stream(). When the client leaves first, leave
 // runs and the answer is 503, which nobody reads.
-func answerFirst(r *controller.Request, leave func(), stream func() controller.Reply) controller.Reply {
+func (t *Transport) answerFirst(r *controller.Request, leave func(), stream func() controller.Reply) controller.Reply {
 	first, err := r.Mailbox().Receive(r.Context())
 	if err != nil {
 		leave()
@@ -83,6 +83,7 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 	}
 	switch m := first.(type) {
 	case *callDone:
+		t.errorCode(r.Context(), m.code)
 		return jsonAnswer(m.status, m.body, m.release)
 	case streamStarted:
 		return stream()
@@ -96,17 +97,16 @@ func answerFirst(r *controller.Request, leave func(), stream func() controller.R
 // it, and the rest of sessionCall with it: run lets go of what the call
 // no longer needs.
 type sessionCall struct {
-	s        *session
-	ctx      context.Context
-	cancel   context.CancelFunc
-	attrsCtx context.Context // the POST's, for the log line's attributes
-	st       stream
-	conn     connState // the POST connection's, once it streams
-	out      streamOutbound
-	call     protocol.Call
-	state    any
-	body     *[]byte // the request's body, which call.Params point into
-	answer   callDone
+	s      *session
+	ctx    context.Context
+	cancel context.CancelFunc
+	st     stream
+	conn   connState // the POST connection's, once it streams
+	out    streamOutbound
+	call   protocol.Call
+	state  any
+	body   *[]byte // the request's body, which call.Params point into
+	answer callDone
 }
 
 func (sc *sessionCall) run() {
@@ -115,14 +115,14 @@ func (sc *sessionCall) run() {
 		sc.cancel()
 		s.untrack(sc.call.ID)
 		wire.PutBuffer(sc.body)
-		sc.ctx, sc.attrsCtx, sc.state, sc.body = nil, nil, nil, nil
+		sc.ctx, sc.state, sc.body = nil, nil, nil
 	}()
 	reply := t.engine.Dispatch(sc.ctx, &sc.call, sc.state)
 	s.apply(&reply.Effect)
-	if reply.Err != nil {
-		t.attrs(sc.attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
-	}
 	sc.answer = callDone{body: t.engine.AppendReply(nil, sc.call.ID, reply), status: http.StatusOK, release: reply.Buffer}
+	if reply.Err != nil {
+		sc.answer.code = reply.Err.Code
+	}
 	sc.st.finish(&sc.answer)
 }
 
@@ -188,7 +188,10 @@ func (p *workerPool) worker(j job) {
 // Messages of a call's own stream, besides streamStarted and callDone.
 type (
 	callFrame struct{ data []byte } // one message on the stream
-	callFinal struct{ data []byte } // the response, last on the stream
+	callFinal struct {              // the response, last on the stream
+		data []byte
+		code int // its JSON-RPC error code, 0 for a result
+	}
 )
 
 // ownedCall is a transport's own Call with room for what it read of the
@@ -235,43 +238,49 @@ func (t *Transport) oneCallStream(r *controller.Request, call *protocol.Call, en
 	mb := r.Mailbox()
 	out := &callOutbound{mb: mb}
 	call.Outbound = out
-	attrsCtx := r.Context()
 	t.workers.run(jobFunc(func() {
 		defer cancel()
 		reply := t.dispatchAlone(ctx, call)
 		if reply.Err != nil {
-			t.attrs(attrsCtx, slog.Int(protocol.AttrErrorCode, reply.Err.Code))
 			body, status := encodeErr(call.ID, reply.Err)
-			out.finish(body, status, nil)
+			out.finish(body, status, nil, reply.Err.Code)
 			return
 		}
-		out.finish(t.engine.AppendReply(nil, call.ID, reply), http.StatusOK, reply.Buffer)
+		out.finish(t.engine.AppendReply(nil, call.ID, reply), http.StatusOK, reply.Buffer, 0)
 	}))
-	return answerFirst(r, cancel, func() controller.Reply { // the client left: closing is cancelling
+	return t.answerFirst(r, cancel, func() controller.Reply { // the client left: closing is cancelling
 		h := http.Header{}
 		sse.Headers(h)
 		mb.Every(t.keepAlive(), keepAlive{})
-		return controller.Loop(http.StatusOK, h, cancel, handleCallConn)
+		return controller.Loop(http.StatusOK, h, callConn{cancel: cancel, t: t, ctx: r.Context()}, handleCallConn)
 	})
 }
 
+// callConn is the loop state of a call's own event stream.
+type callConn struct {
+	cancel context.CancelFunc
+	t      *Transport
+	ctx    context.Context // the request's, for its log line
+}
+
 // handleCallConn is the loop of a call's own event stream.
-func handleCallConn(info any, push controller.Push, cancel context.CancelFunc) (context.CancelFunc, controller.Action) {
+func handleCallConn(info any, push controller.Push, c callConn) (callConn, controller.Action) {
 	switch m := info.(type) {
 	case callFrame:
 		ev := sse.Event{Data: m.data}
 		frame, _ := ev.AppendTo(nil)
 		_ = push(frame)
 	case callFinal:
+		c.t.errorCode(c.ctx, m.code)
 		ev := sse.Event{Data: m.data}
 		frame, _ := ev.AppendTo(nil)
-		return cancel, controller.Stop(frame)
+		return c, controller.Stop(frame)
 	case keepAlive:
 		_ = push(sse.AppendComment(nil, ""))
 	case controller.Disconnect:
-		cancel()
+		c.cancel()
 	}
-	return cancel, controller.Continue
+	return c, controller.Continue
 }
 
 // keepAlive is the keep-alive interval of event streams.

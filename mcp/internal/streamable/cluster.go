@@ -146,14 +146,20 @@ func (s *session) keep() {
 
 // forget tells the cluster that s ended: a session that moved away is
 // someone else's now, one shut down is released for another replica to
-// take (by Shutdown, all at once), any other is gone.
+// take, any other is gone.
 func (tab *sessionTable) forget(s *session, reason CloseReason) {
-	if reason == CloseMoved || reason == CloseShutdown {
-		return
-	}
 	ctx, cancel := clusterContext(context.Background())
 	defer cancel()
-	if err := tab.cluster.End(ctx, s.id); err != nil {
+	var err error
+	switch reason {
+	case CloseMoved:
+		return
+	case CloseShutdown:
+		err = tab.cluster.Release(ctx, s.id)
+	default:
+		err = tab.cluster.End(ctx, s.id)
+	}
+	if err != nil {
 		tab.t.log.Warn("mcp: the session store did not hear that a session ended",
 			slog.String(protocol.AttrSession, s.id), slog.String("reason", string(reason)), slog.Any("err", err))
 	}
@@ -180,8 +186,11 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 	relayed := r.Header.Get(relayHeader)
 	if relayed != "" && relayed != self.ID {
 		// Sent to a replica that used to listen at this address.
-		return nil, errorReply(http.StatusMisdirectedRequest, wire.NewError(wire.InvalidRequest,
+		return nil, misdirected(self.ID, wire.NewError(wire.InvalidRequest,
 			"Misdirected Request: this replica is not "+relayed))
+	}
+	if reply := tab.relayCached(r, id); reply != nil {
+		return nil, reply
 	}
 	ctx, cancel := clusterContext(r.Context())
 	defer cancel()
@@ -209,8 +218,9 @@ func (tab *sessionTable) remote(r *http.Request, id string) (*session, controlle
 			if err == nil {
 				if relayed != "" {
 					// Never relay twice: the owner changed
-					// while this request travelled.
-					return nil, moving()
+					// while this request travelled, or the
+					// relaying replica remembered an old one.
+					return nil, misdirected(self.ID, errNotHere)
 				}
 				return nil, tab.relay(rec, url)
 			}
@@ -383,6 +393,7 @@ func (tab *sessionTable) notice(n cluster.Notice) {
 	case cluster.NoticeChange:
 		tab.deliver(n)
 	case cluster.NoticeMoved:
+		tab.t.owners.forget(n.Session)
 		tab.mu.RLock()
 		s := tab.m[n.Session]
 		tab.mu.RUnlock()

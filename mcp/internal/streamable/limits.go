@@ -34,6 +34,11 @@ type Limits struct {
 	// Sessions bounds the live sessions a caller created (429,
 	// Retry-After: 30).
 	Sessions int
+	// MaxBatch bounds the messages of a batch (400, -32600 beyond it).
+	MaxBatch int
+	// MaxAnswer bounds the bytes of a batch's answer (its requests past
+	// the bound are answered with an error, not run).
+	MaxAnswer int
 }
 
 // caller is whom a request counts against: an identity, or an address

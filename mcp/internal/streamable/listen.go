@@ -17,10 +17,13 @@ import (
 // Keep-alive comments go out while nothing happens; closing the stream
 // ends the subscription.
 
-// listenLimits counts the endpoint's open subscription streams.
+// listenLimits counts the endpoint's open subscription streams, and
+// keeps their mailboxes so that Shutdown can end them.
 type listenLimits struct {
 	mu    sync.Mutex
 	total int
+	open  map[*controller.Mailbox]struct{}
+	ended bool // Shutdown ended them: a stream that opens late ends at once
 }
 
 func (l *listenLimits) acquire(total int) bool {
@@ -39,12 +42,35 @@ func (l *listenLimits) release() {
 	l.total--
 }
 
+// track keeps mb until its loop ends; a stream that opens after endAll
+// is told to end at once.
+func (l *listenLimits) track(mb *controller.Mailbox) {
+	l.mu.Lock()
+	if l.open == nil {
+		l.open = map[*controller.Mailbox]struct{}{}
+	}
+	l.open[mb] = struct{}{}
+	ended := l.ended
+	l.mu.Unlock()
+	mb.Defer(func() {
+		l.mu.Lock()
+		delete(l.open, mb)
+		l.mu.Unlock()
+	})
+	if ended {
+		_ = mb.Notify(streamEnd{})
+	}
+}
+
 var errTooManyListeners = wire.NewError(wire.InternalError, "Too many subscriptions: close one first")
 
 type listenWake struct{}
 
 // listen serves subscriptions/listen.
 func (t *Transport) listen(r *controller.Request, msg *wire.Message, mc *modernCall) controller.Reply {
+	if t.closing() {
+		return shuttingDown(msg.ID)
+	}
 	mb := r.Mailbox()
 	call := &protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params,
 		Revision: protocol.Rev20260728, Client: mc.client, LogLevel: mc.logLevel}
@@ -75,6 +101,7 @@ func (t *Transport) listen(r *controller.Request, msg *wire.Message, mc *modernC
 	}
 	mb.Defer(l.Close)
 	mb.Defer(t.changes.add(l.Changed))
+	t.listeners.track(mb)
 	_ = mb.Send(listenWake{}) // the acknowledgement
 	mb.Every(t.keepAlive(), keepAlive{})
 	h := http.Header{}
@@ -96,6 +123,8 @@ func handleListen(info any, push controller.Push, l protocol.Listener) (protocol
 		}
 	case keepAlive:
 		_ = push(sse.AppendComment(nil, ""))
+	case streamEnd:
+		return l, controller.Stop(nil)
 	}
 	return l, controller.Continue
 }

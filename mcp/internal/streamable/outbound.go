@@ -95,16 +95,17 @@ func (o *callOutbound) Request(_ context.Context, method string, _ json.RawMessa
 	return protocol.Discard{}.Request(context.Background(), method, nil)
 }
 
-// finish hands the response to the connection.
-func (o *callOutbound) finish(body []byte, status int, release []byte) {
+// finish hands the response to the connection, with its JSON-RPC error
+// code (0 for a result) for the request's log line.
+func (o *callOutbound) finish(body []byte, status int, release []byte, code int) {
 	o.mu.Lock()
 	o.done = true
 	started := o.started
 	o.mu.Unlock()
 	if started {
-		_ = o.mb.SendContext(context.Background(), callFinal{data: body})
+		_ = o.mb.SendContext(context.Background(), callFinal{data: body, code: code})
 		return
 	}
-	o.answer = callDone{body: body, status: status, release: release}
+	o.answer = callDone{body: body, status: status, release: release, code: code}
 	_ = o.mb.SendContext(context.Background(), &o.answer)
 }

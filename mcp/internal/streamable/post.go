@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -145,7 +146,7 @@ func (t *Transport) post(r *controller.Request) controller.Reply {
 	body := *buf
 
 	if wire.IsBatch(body) {
-		return t.batch(r, sess, rev, body)
+		return t.batch(r, sess, rev, body, bodyRef{buf: buf, kept: &kept})
 	}
 	msg, derr := t.engine.Decoder().Decode(body)
 	if derr != nil {
@@ -245,8 +246,11 @@ func (t *Transport) callAttrsIn(r *http.Request, msg *wire.Message, rev protocol
 
 // batch serves a 2025-03-26 batch: each request answered in one JSON
 // array, notifications and responses consumed; 202 when nothing needs an
-// answer.
-func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Revision, body []byte) controller.Reply {
+// answer. The requests run one after another, and each answer is sent as
+// soon as it is ready, so that a batch holds one answer in memory at a
+// time; Limits.MaxBatch bounds its messages and Limits.MaxAnswer the
+// array's bytes (protocol.BatchAnswer).
+func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Revision, body []byte, ref bodyRef) controller.Reply {
 	if sess != nil {
 		rev = sess.Revision()
 	} else if t.sessions != nil {
@@ -255,60 +259,84 @@ func (t *Transport) batch(r *controller.Request, sess *session, rev protocol.Rev
 	if rev.OrDefault() != protocol.Rev20250326 {
 		return errorReply(http.StatusBadRequest, errBatchRev)
 	}
-	items, derr := t.engine.Decoder().DecodeBatch(body)
+	items, derr := t.engine.Decoder().DecodeBatch(body, t.cfg.Limits.MaxBatch)
 	if derr != nil {
 		return errorReply(http.StatusBadRequest, derr)
 	}
+	if sess != nil && t.closing() {
+		for i := range items {
+			if items[i].Err == nil && items[i].Msg.Kind == wire.KindRequest {
+				return shuttingDown(wire.ID{})
+			}
+		}
+	}
+	answered := false
 	for i := range items {
 		// One refused request refuses the batch: a batch has one HTTP
 		// answer, and a partial one would hide the refusal.
 		if refused := t.authorize(r.Request, &items[i].Msg); items[i].Err == nil && refused != nil {
 			return refused
 		}
+		answered = answered || items[i].Err != nil || items[i].Msg.Kind == wire.KindRequest
 	}
-	out := []byte{'['}
-	answered := 0
-	appendOne := func(b []byte) {
-		if answered > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, b...)
-		answered++
-	}
-	for i := range items {
-		it := &items[i]
-		if it.Err != nil {
-			appendOne(wire.AppendErrorResponse(nil, it.Msg.ID, it.Err))
-			continue
-		}
-		msg := &it.Msg
-		if msg.Method == "initialize" {
-			if msg.Kind == wire.KindRequest {
-				appendOne(wire.AppendErrorResponse(nil, msg.ID, errBatchInit))
-			}
-			continue
-		}
-		var reply *protocol.Reply
-		if sess != nil {
-			reply = sess.dispatchSync(r.Request, msg)
-		} else {
-			switch msg.Kind {
-			case wire.KindResponse, wire.KindErrorResponse:
-				continue
-			}
-			call := callOf(msg, rev)
-			rp := t.dispatchAlone(r.Context(), &call)
-			reply = &rp
-		}
-		if msg.Kind == wire.KindRequest && reply != nil {
-			appendOne(t.engine.AppendReply(nil, msg.ID, *reply))
-		}
-	}
-	if answered == 0 {
+	answers := protocol.NewBatchAnswer(t.cfg.Limits.MaxAnswer)
+	if !answered {
+		t.runBatch(r, sess, rev, items, answers, nil)
 		return controller.Status(http.StatusAccepted)
 	}
-	out = append(out, ']')
-	return controller.BufferedType(http.StatusOK, contentJSON, out)
+	// The items' params point into the body: it stays out of the pool
+	// until the last of them ran.
+	buf := ref.take()
+	return controller.Stream(http.StatusOK, jsonHeader(), func(_ context.Context, send controller.Send) error {
+		defer wire.PutBuffer(buf)
+		if err := t.runBatch(r, sess, rev, items, answers, send); err != nil {
+			return err
+		}
+		return send(answers.End())
+	})
+}
+
+// runBatch runs a batch's items in order into answers, sending each part
+// with send (nil: keep it). It stops at the first failed send: the
+// client is gone.
+func (t *Transport) runBatch(r *controller.Request, sess *session, rev protocol.Revision, items []wire.BatchItem,
+	answers *protocol.BatchAnswer, send controller.Send) error {
+	for i := range items {
+		it := &items[i]
+		msg := &it.Msg
+		switch {
+		case it.Err != nil:
+			answers.Error(msg.ID, it.Err)
+		case answers.Over():
+			if msg.Kind == wire.KindRequest {
+				answers.Refuse(msg.ID)
+			}
+		case msg.Method == "initialize":
+			if msg.Kind == wire.KindRequest {
+				answers.Error(msg.ID, errBatchInit)
+			}
+		default:
+			var reply *protocol.Reply
+			if sess != nil {
+				reply = sess.dispatchSync(r.Request, msg)
+			} else if msg.Kind != wire.KindResponse && msg.Kind != wire.KindErrorResponse {
+				call := callOf(msg, rev)
+				rp := t.dispatchAlone(r.Context(), &call)
+				reply = &rp
+			}
+			if msg.Kind == wire.KindRequest && reply != nil {
+				answers.Add(msg.ID, t.engine.AppendReply(nil, msg.ID, *reply))
+			}
+		}
+		if send != nil {
+			if p := answers.Take(); len(p) > 0 {
+				if err := send(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // bodyRef is a request's pooled body, which a call that runs on after its

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -196,6 +197,11 @@ func (tab *sessionTable) lookup(r *http.Request) (*session, controller.Reply) {
 	s := tab.m[ids[0]]
 	tab.mu.RUnlock()
 	if s == nil {
+		if tab.t.closing() && !tab.t.cfg.Standalone {
+			// A replica shutting down neither takes a session
+			// over nor relays: the retry reaches another one.
+			return nil, shuttingDown(wire.ID{})
+		}
 		// Another replica's session, one this replica must take over,
 		// or none: remote.
 		return tab.remote(r, ids[0])
@@ -228,8 +234,19 @@ func (tab *sessionTable) delete(r *controller.Request) controller.Reply {
 	if reply != nil {
 		return reply
 	}
+	s.attrs(r.Request)
+	if tab.t.closing() {
+		return shuttingDown(wire.ID{})
+	}
 	s.endBecause(CloseDeleted)
 	return controller.Status(http.StatusNoContent)
+}
+
+// attrs reports the session and its revision to the log hook, for a
+// request (GET, DELETE) that names no method.
+func (s *session) attrs(r *http.Request) {
+	s.tab.t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id),
+		slog.String(protocol.AttrRevision, s.Revision().String()))
 }
 
 func (s *session) touch() { s.lastActive.Store(time.Now().UnixNano()) }
@@ -258,7 +275,8 @@ func (s *session) release() {
 func (s *session) reap() {
 	idle := s.tab.opts.IdleTimeout
 	s.mu.Lock()
-	if s.ended {
+	if s.ended || s.tab.t.closing() {
+		// Shutting down: the session is released, not ended.
 		s.mu.Unlock()
 		return
 	}
@@ -281,8 +299,15 @@ func (s *session) reap() {
 // server→client requests fail.
 func (s *session) end() { s.endBecause(CloseEnded) }
 
-// endBecause is end, telling SessionConfig.OnClose why.
-func (s *session) endBecause(reason CloseReason) {
+// endBecause is end, telling SessionConfig.OnClose why, and the
+// cluster.
+func (s *session) endBecause(reason CloseReason) { s.endWith(reason, true) }
+
+// endLocal ends the session here without a word to the cluster: Shutdown
+// released it already.
+func (s *session) endLocal(reason CloseReason) { s.endWith(reason, false) }
+
+func (s *session) endWith(reason CloseReason, tell bool) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -309,7 +334,9 @@ func (s *session) endBecause(reason CloseReason) {
 			obs.SessionClosed(s.Revision(), time.Duration(time.Now().UnixNano()-start), reason)
 		}
 	}
-	s.tab.forget(s, reason)
+	if tell {
+		s.tab.forget(s, reason)
+	}
 	if fn := s.tab.opts.OnClose; fn != nil {
 		fn(s.id, reason)
 	}
@@ -319,6 +346,7 @@ func (s *session) endBecause(reason CloseReason) {
 func (s *session) untrack(id wire.ID) {
 	s.Untrack(id)
 	s.release()
+	s.tab.t.calls.done()
 }
 
 // apply records a call's effect, and saves the session's record when the
@@ -365,7 +393,9 @@ func (s *session) callContext(parent context.Context, id wire.ID) (context.Conte
 	ctx, cancel, ok := s.CallContext(parent, id, s.tab.opts.RequestTimeout)
 	if !ok {
 		s.release()
+		return ctx, cancel, ok
 	}
+	s.tab.t.calls.add()
 	return ctx, cancel, ok
 }
 

@@ -21,6 +21,9 @@ var (
 
 // initialize serves an initialize without a session: it creates one.
 func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) controller.Reply {
+	if tab.t.closing() {
+		return shuttingDown(msg.ID)
+	}
 	if tab.count() >= tab.opts.MaxSessions {
 		h := jsonHeader()
 		h.Set("Retry-After", "5")
@@ -62,6 +65,11 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 		t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id))
 		s.Deliver(msg)
 		return controller.Status(http.StatusAccepted)
+	}
+	if msg.Kind == wire.KindRequest && t.closing() {
+		// No new call on a session being released; its notifications
+		// (a cancellation) still reach the calls that run.
+		return shuttingDown(msg.ID)
 	}
 	if msg.Method == "initialize" {
 		t.attrs(r.Context(), slog.String(protocol.AttrSession, s.id))

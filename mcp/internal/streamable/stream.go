@@ -53,6 +53,7 @@ type stream struct {
 	closeRetry time.Duration       // > 0: the connection must close (polling)
 	started    bool                // a POST stream: its connection turned into an event stream
 	final      bool                // a POST stream: its response is in the log
+	finalCode  int                 // and that response's JSON-RPC error code
 	onIdle     func()              // a POST stream: cancels its call
 	grace      *time.Timer         // cancels the call, or forgets the finished stream, of an absent client
 	// idTag ends the event ids of a POST stream: the replica that runs
@@ -94,6 +95,9 @@ type (
 		// release, when set, is the pooled buffer body lies in, given
 		// back once body is written (protocol.Reply.Buffer).
 		release []byte
+		// code is the answer's JSON-RPC error code (0 for a result),
+		// for the log line of the request that delivers it.
+		code int
 	}
 )
 
@@ -302,6 +306,7 @@ func (st *stream) finish(answer *callDone) {
 		return
 	}
 	st.emitLocked(answer.body)
+	st.finalCode = answer.code
 	st.final = true
 	st.onIdle = nil
 	st.stopGrace()
@@ -418,6 +423,7 @@ type connState struct {
 	// the last seq taken.
 	prime  []byte
 	cursor int64
+	ctx    context.Context // the connection's request's, for its log line
 }
 
 // handleConn is the loop of every stream connection, POST or GET.
@@ -434,6 +440,8 @@ func handleConn(info any, push controller.Push, c *connState) (*connState, contr
 			}
 		}
 		if done {
+			// finalCode was set before final, under the lock take held.
+			c.st.s.tab.t.errorCode(c.ctx, c.st.finalCode)
 			c.st.detach(c.mb, true)
 			return c, controller.Stop(nil)
 		}
@@ -511,6 +519,10 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	if s == nil {
 		return errorReply(http.StatusBadRequest, errSessionRequired)
 	}
+	s.attrs(r.Request)
+	if tab.t.closing() {
+		return shuttingDown(wire.ID{})
+	}
 	who := tab.t.callerOf(r.Request)
 	mb := r.Mailbox()
 	s.mu.Lock()
@@ -564,7 +576,7 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	st.mb = mb
 	st.taken = after
 	st.stopGrace()
-	c := &connState{st: st, mb: mb, prime: st.primingFrame(after), cursor: after}
+	c := &connState{st: st, mb: mb, prime: st.primingFrame(after), cursor: after, ctx: r.Context()}
 	st.woken = false
 	st.wakeLocked()
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/saguaro-go/saguaro/controller"
@@ -54,6 +55,10 @@ type Config struct {
 	// Observer hears sessions, streams, queue overflows and relays, for
 	// telemetry; nil hears nothing.
 	Observer Observer
+	// Standalone says that no other replica can take a session over
+	// (Cluster is this process's alone): Shutdown ends the sessions, and
+	// a request for one afterwards gets 404.
+	Standalone bool
 }
 
 // Observer is what telemetry hears of the transport. Its methods must not
@@ -113,18 +118,27 @@ type Transport struct {
 	// serves the request again here); relay is the relays' HTTP client.
 	handler http.Handler
 	relay   *http.Transport
+	// owners remembers where other replicas' sessions run, and where
+	// the other replicas listen.
+	owners *owners
 	// workers run the calls that get a goroutine of their own.
 	workers workerPool
 	// listeners counts the open subscriptions/listen streams.
 	listeners listenLimits
 	// callers counts what each caller holds.
 	callers callers
-	stop    []func()
+	// calls counts the session calls in flight, for Shutdown.
+	calls callCount
+	// draining: Drain or Shutdown was called; shutdown: Shutdown was.
+	draining, shutdown atomic.Bool
+	stop               []func()
+	stopOnce           sync.Once
 }
 
 // New builds a Transport.
 func New(cfg Config) *Transport {
 	t := &Transport{engine: cfg.Engine, cfg: cfg, log: cfg.Logger, workers: workerPool{work: make(chan job)}}
+	t.calls.idle = make(chan struct{})
 	if m, ok := t.engine.Method("tasks/get"); ok && m.Offered {
 		t.tasks = true
 	}
@@ -132,6 +146,7 @@ func New(cfg Config) *Transport {
 	t.cluster = cfg.Cluster
 	t.self = t.cluster.Self()
 	t.relay = newRelayTransport()
+	t.owners = newOwners(ownersBound(cfg.Sessions))
 	if cfg.Sessions != nil {
 		t.allow = "GET, POST, DELETE"
 		t.sessions = newSessionTable(t, cfg.Sessions)
@@ -184,38 +199,6 @@ func (t *Transport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var errForbidden = wire.NewError(wire.InvalidRequest, "Forbidden: Origin or Host not allowed")
 
-// Shutdown ends every session (OnClose hears "shutdown"): their calls are
-// cancelled, their open streams end, and they are released in the
-// cluster, in batches, for another replica to take. ctx bounds the
-// whole: sessions not released when it ends stay this replica's in the
-// store, and are taken over once it stops beating, as after a crash. The
-// transport stops hearing the cluster and the engine: Shutdown is its
-// last call.
-func (t *Transport) Shutdown(ctx context.Context) error {
-	defer func() {
-		for _, stop := range t.stop {
-			stop()
-		}
-	}()
-	if t.sessions == nil {
-		return nil
-	}
-	all := t.sessions.all()
-	ids := make([]string, 0, len(all))
-	var err error
-	for _, s := range all {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		s.endBecause(CloseShutdown)
-		ids = append(ids, s.id)
-	}
-	if rerr := t.cluster.Release(ctx, ids...); err == nil {
-		err = rerr
-	}
-	return err
-}
-
 // Sessions returns how many sessions are live.
 func (t *Transport) Sessions() int {
 	if t.sessions == nil {
@@ -243,9 +226,12 @@ func (t *Transport) notice(n cluster.Notice) {
 			t.changes.fire(c)
 		}
 	}
-	if t.sessions != nil {
-		t.sessions.notice(n)
+	if t.sessions == nil || n.Kind == cluster.NoticeReset && t.closing() {
+		// A replica shutting down records nothing again: its
+		// sessions are being released.
+		return
 	}
+	t.sessions.notice(n)
 }
 
 // changeHub is a set of change listeners.
@@ -309,9 +295,20 @@ func jsonHeader() http.Header {
 	return http.Header{"Content-Type": {"application/json"}}
 }
 
+// attrs reports attributes of the request ctx belongs to to the log
+// hook. It is called on the request's goroutine (or one it waits for),
+// before the request's handler returns: the hook, httplog.SetAttrs, is not
+// safe for concurrent use.
 func (t *Transport) attrs(ctx context.Context, attrs ...slog.Attr) {
 	if t.cfg.Attrs != nil {
 		t.cfg.Attrs(ctx, attrs...)
+	}
+}
+
+// errorCode reports a call's JSON-RPC error code, if it failed.
+func (t *Transport) errorCode(ctx context.Context, code int) {
+	if code != 0 {
+		t.attrs(ctx, slog.Int(protocol.AttrErrorCode, code))
 	}
 }
 

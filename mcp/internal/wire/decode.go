@@ -35,10 +35,10 @@ func Decode(data []byte) (Message, *Error) {
 	return d.Decode(data)
 }
 
-// DecodeBatch decodes a batch body with a zero Decoder.
+// DecodeBatch decodes a batch body of any length with a zero Decoder.
 func DecodeBatch(data []byte) ([]BatchItem, *Error) {
 	var d Decoder
-	return d.DecodeBatch(data)
+	return d.DecodeBatch(data, 0)
 }
 
 // checkText validates the whole body in one pass: JSON syntax (nesting
@@ -79,9 +79,12 @@ func (d *Decoder) Decode(data []byte) (Message, *Error) {
 // DecodeBatch decodes a body that is a JSON array of messages. A body that
 // is not valid JSON is a ParseError, one that is not an array or is empty is
 // InvalidRequest; otherwise every element yields a BatchItem, invalid ones
-// with their own error. Pitfall: MCP allows batches only in 2025-03-26, and
-// never with initialize in them: the transport decides.
-func (d *Decoder) DecodeBatch(data []byte) ([]BatchItem, *Error) {
+// with their own error. A batch of more than max elements (max > 0) is
+// InvalidRequest too, found before any element past max is decoded, so
+// that refusing a huge batch costs no more than a full one. Pitfall: MCP
+// allows batches only in 2025-03-26, and never with initialize in them:
+// the transport decides.
+func (d *Decoder) DecodeBatch(data []byte, max int) ([]BatchItem, *Error) {
 	if err := checkText(data); err != nil {
 		return nil, err
 	}
@@ -92,6 +95,9 @@ func (d *Decoder) DecodeBatch(data []byte) ([]BatchItem, *Error) {
 	var items []BatchItem
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] != ']' {
+		if max > 0 && len(items) == max {
+			return nil, BatchTooLarge(max)
+		}
 		start := i
 		i = skipValue(data, i)
 		el := data[start:i]

@@ -91,15 +91,22 @@ func appendInt(dst []byte, n int64) []byte {
 	return Int(n).AppendJSON(dst)
 }
 
-// Marshal encodes v with encoding/json and refuses a value that holds
-// invalid UTF-8 (ErrInvalidUTF8), which encoding/json would otherwise
-// coerce without a word. The check is a byte scan of the output; only when
-// it finds a coerced-looking escape does it walk v to confirm.
+// Marshal encodes v with encoding/json, without its HTML escaping: MCP is
+// not HTML, and < > & written as \u003c… would make text six times its
+// size (thirteen times in a text block that quotes the JSON again). It
+// refuses a value that holds invalid UTF-8 (ErrInvalidUTF8), which
+// encoding/json would otherwise coerce without a word. The check is a byte
+// scan of the output; only when it finds a coerced-looking escape does it
+// walk v to confirm.
 func Marshal(v any) ([]byte, error) {
-	out, err := json.Marshal(v)
-	if err != nil {
+	w := marshalPool.Get().(*bytes.Buffer)
+	defer putMarshalBuffer(w)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
+	out := bytes.Clone(bytes.TrimSuffix(w.Bytes(), []byte{'\n'}))
 	if !utf8.Valid(out) {
 		return nil, ErrInvalidUTF8
 	}
@@ -131,6 +138,18 @@ func hasReplacementEscape(out []byte) bool {
 }
 
 var replacementEscape = []byte(`\ufffd`)
+
+// marshalPool holds Marshal's encoding buffers; Marshal returns a copy of
+// what it wrote, as json.Marshal does.
+var marshalPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putMarshalBuffer(w *bytes.Buffer) {
+	if w.Cap() > maxPooled {
+		return
+	}
+	w.Reset()
+	marshalPool.Put(w)
+}
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 

@@ -84,3 +84,13 @@ func TestBufferPool(t *testing.T) {
 	PutBuffer(&big)
 	PutBuffer(nil)
 }
+
+func TestMarshalKeepsHTMLCharacters(t *testing.T) {
+	out, err := Marshal(map[string]string{"notes": "<b>a & b</b>\u2028"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"notes":"<b>a & b</b>\u2028"}`; string(out) != want {
+		t.Errorf("Marshal = %s, want %s", out, want)
+	}
+}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -96,3 +97,8 @@ var (
 	errShape       = &Error{Code: InvalidRequest, Message: "Invalid Request: not a request, notification or response"}
 	errErrorObject = &Error{Code: InvalidRequest, Message: "Invalid Request: malformed error object"}
 )
+
+// BatchTooLarge is the error for a batch of more than max messages.
+func BatchTooLarge(max int) *Error {
+	return &Error{Code: InvalidRequest, Message: "Invalid Request: a batch holds at most " + strconv.Itoa(max) + " messages"}
+}

@@ -53,7 +53,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("more than one answer")
 		}
 		if IsBatch(data) {
-			items, berr := d.DecodeBatch(data)
+			items, berr := d.DecodeBatch(data, 0)
 			if berr != nil {
 				if items != nil {
 					t.Fatal("items with a batch error")
