@@ -208,32 +208,22 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 				a.activity(map[string]any{"kind": "session closed", "session": id, "reason": why})
 			},
 		},
-		Identity:     auth.Identity,
-		Limits:       &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
-		Authorize:    a.authorizeMCP,
+		Identity: auth.Identity,
+		Limits:   &mcp.Limits{BodyTimeout: cfg.BodyTimeout},
+		// The token's scopes decide who may call the write tools
+		// (writeAccess); a reader is asked to step up, with the
+		// auth package's challenge, which names the resource
+		// metadata a client reads to ask for tasks:write.
+		Scopes: auth.Scopes,
+		StepUp: func(w http.ResponseWriter, r *http.Request, scopes []string) {
+			auth.WriteError(w, r, auth.CheckScopes(r, scopes...))
+		},
 		Attrs:        httplog.SetAttrs,
 		Logger:       logger,
 		WriteTimeout: cfg.WriteTimeout,
 		Telemetry:    a.tel.mcp,
 	})
 	return a, nil
-}
-
-// writeTools are the tools that change the board: they need tasks:write,
-// the rest of MCP tasks:read.
-var writeTools = map[string]bool{"add_task": true, "complete_task": true, "import_tasks": true}
-
-// authorizeMCP refuses a write tool to a token without tasks:write, with
-// the 403 insufficient_scope challenge the auth package writes, so an MCP
-// client can ask for the scope (step-up authorization).
-func (a *app) authorizeMCP(r *http.Request, method, name string) http.Handler {
-	if method != "tools/call" || !writeTools[name] {
-		return nil
-	}
-	if err := auth.CheckScopes(r, scopeWrite); err != nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { auth.WriteError(w, r, err) })
-	}
-	return nil
 }
 
 // pingedCluster is the app's cluster with the health check the MCP

@@ -39,7 +39,15 @@ func TestBoardOverMCP(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			a := boardServer(t)
-			c := mcptest.Connect(t, a.mcp, &mcptest.Options{Revision: rev})
+			// A reader sees the write tools, and is asked for tasks:write.
+			reader := mcptest.Connect(t, a.mcp, &mcptest.Options{Revision: rev, Server: &mcp.ConnOptions{Scopes: []string{scopeRead}}})
+			tools, err := reader.ListTools(ctx)
+			require.NoError(t, err)
+			assert.Len(t, tools, 6)
+			_, err = reader.CallTool(ctx, "add_task", map[string]any{"title": "nope"})
+			assert.ErrorContains(t, err, "insufficient scope, needs tasks:write")
+
+			c := mcptest.Connect(t, a.mcp, &mcptest.Options{Revision: rev, Server: &mcp.ConnOptions{Scopes: []string{scopeRead, scopeWrite}}})
 
 			added, err := mcptest.CallTool[taskOut](ctx, c, "add_task", map[string]any{"title": "write the tests"})
 			require.NoError(t, err)
@@ -96,6 +104,7 @@ func TestBoardSubscriptionAndSampling(t *testing.T) {
 	defer cancel()
 	a := boardServer(t)
 	c := mcptest.Connect(t, a.mcp, &mcptest.Options{
+		Server: &mcp.ConnOptions{Scopes: []string{scopeRead, scopeWrite}},
 		Sampling: func(_ context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.Text("All good."), Model: "test"}, nil
 		},

@@ -94,7 +94,13 @@ func TestMCPWriteToolsNeedTheWriteScope(t *testing.T) {
 	reader := ta.token(t, scopeRead)
 	sid := ta.initialize(t, reader)
 
-	res, body := ta.mcpPost(t, reader, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_task","arguments":{"title":"nope"}}}`)
+	// The write tools are listed to a reader: a client learns it can ask
+	// for the scope.
+	res, body := ta.mcpPost(t, reader, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, body, `"name":"add_task"`)
+
+	res, body = ta.mcpPost(t, reader, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_task","arguments":{"title":"nope"}}}`)
 	assert.Equal(t, http.StatusForbidden, res.StatusCode, body)
 	assert.Equal(t, `Bearer error="insufficient_scope", error_description="the token lacks a required scope", scope="tasks:write", resource_metadata="`+
 		ta.cfg.BaseURL+`/.well-known/oauth-protected-resource/mcp"`, res.Header.Get("WWW-Authenticate"))

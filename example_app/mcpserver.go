@@ -13,30 +13,44 @@ import (
 
 // newMCPServer exposes the store over MCP: typed tools, each task as a
 // resource (plus the template tasks://{id}), subscriptions that fire when a
-// task changes, prompts, and completion of task ids.
+// task changes, prompts, and completion of task ids. Every tool call is
+// reported on the live feed by one method middleware.
 // keys seal list cursors and requestState (shared by replicas; nil: a
 // random one).
 func (a *app) newMCPServer(keys [][]byte) *boardHandler {
 	srv := mcp.NewServer(mcp.Implementation{Name: "saguaro-task-board", Title: "Team task board", Version: "1.0.0"},
 		&mcp.ServerOptions{Keys: keys,
-			Instructions: "A team's task board. Read with list_tasks and search_tasks, change it with add_task, complete_task and import_tasks."})
+			Instructions: "A team's task board. Read with list_tasks and search_tasks, change it with add_task, complete_task and import_tasks.",
+			Middleware:   []func(mcp.MethodHandler) mcp.MethodHandler{a.reportToolCalls}})
 	a.addTaskTools(srv)
 	a.addTaskResources(srv)
 	a.addTaskPrompts(srv)
 	return &boardHandler{Server: srv, store: a.store}
 }
 
-// tool registers a typed tool and reports each call on the live feed.
-func tool[In, Out any](a *app, srv *mcp.Server, t *mcp.Tool, h mcp.ToolFunc[In, Out]) {
-	name := t.Name
-	must(mcp.AddTool(srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error) {
-		out, err := h(ctx, req, in)
-		a.activity(map[string]any{"kind": "tool", "tool": name, "ok": err == nil})
-		return out, err
-	}))
+// reportToolCalls is method middleware: each tool call, once answered,
+// goes on the live feed with whether it succeeded (no protocol error and
+// no isError result).
+func (a *app) reportToolCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, req *mcp.Request) (json.RawMessage, error) {
+		res, err := next(ctx, req)
+		if req.Method == "tools/call" {
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			ok := err == nil && json.Unmarshal(res, &r) == nil && !r.IsError
+			a.activity(map[string]any{"kind": "tool", "tool": req.Target(), "ok": ok})
+		}
+		return res, err
+	}
 }
 
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: ptr(true)}
+
+// writeAccess is the Access of the tools that change the board: they need
+// tasks:write, and stay listed for callers without it, who are asked to
+// step up (see README.md).
+var writeAccess = &mcp.Access{Scopes: []string{scopeWrite}}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -54,41 +68,42 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 	type listIn struct {
 		Done *bool `json:"done,omitempty" jsonschema:"only tasks that are done (true) or open (false); all when absent"`
 	}
-	tool(a, srv, &mcp.Tool{Name: "list_tasks", Title: "List tasks", Description: "Lists the board's tasks, oldest first.",
+	must(mcp.AddTool(srv, &mcp.Tool{Name: "list_tasks", Title: "List tasks", Description: "Lists the board's tasks, oldest first.",
 		Annotations: readOnly},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (taskList, error) {
 			tasks, err := a.store.List(ctx, in.Done)
 			return taskList{Tasks: orEmpty(tasks)}, err
-		})
+		}))
 
 	type searchIn struct {
 		Query string `json:"query" jsonschema:"text to look for in titles, notes and tags"`
 	}
-	tool(a, srv, &mcp.Tool{Name: "search_tasks", Title: "Search tasks", Description: "Finds tasks whose title, notes or tags contain the query.",
+	must(mcp.AddTool(srv, &mcp.Tool{Name: "search_tasks", Title: "Search tasks", Description: "Finds tasks whose title, notes or tags contain the query.",
 		Annotations: readOnly},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (taskList, error) {
 			tasks, err := a.search(ctx, in.Query)
 			return taskList{Tasks: orEmpty(tasks)}, err
-		})
+		}))
 
 	type addIn struct {
 		Title string   `json:"title" jsonschema:"what needs doing"`
 		Notes string   `json:"notes,omitempty" jsonschema:"details"`
 		Tags  []string `json:"tags,omitempty" jsonschema:"labels such as backend or urgent"`
 	}
-	tool(a, srv, &mcp.Tool{Name: "add_task", Title: "Add a task", Description: "Adds a task to the board and returns it."},
+	must(mcp.AddTool(srv, &mcp.Tool{Name: "add_task", Title: "Add a task", Description: "Adds a task to the board and returns it.",
+		Access: writeAccess},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in addIn) (board.Task, error) {
 			return a.store.Add(ctx, board.NewTask{Title: in.Title, Notes: in.Notes, Tags: in.Tags})
-		})
+		}))
 
 	type idIn struct {
 		ID string `json:"id" jsonschema:"the task id, such as t3"`
 	}
-	tool(a, srv, &mcp.Tool{Name: "complete_task", Title: "Complete a task", Description: "Marks a task done and returns it.",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: ptr(true)}},
+	must(mcp.AddTool(srv, &mcp.Tool{Name: "complete_task", Title: "Complete a task", Description: "Marks a task done and returns it.",
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: ptr(true)}, Access: writeAccess},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (board.Task, error) {
 			return a.store.SetDone(ctx, in.ID, true)
-		})
+		}))
 
 	type importIn struct {
 		Titles []string `json:"titles" jsonschema:"one task per title"`
@@ -96,7 +111,8 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 	type importOut struct {
 		Imported int `json:"imported"`
 	}
-	tool(a, srv, &mcp.Tool{Name: "import_tasks", Title: "Import tasks", Description: "Adds many tasks at once, reporting progress as it goes."},
+	must(mcp.AddTool(srv, &mcp.Tool{Name: "import_tasks", Title: "Import tasks", Description: "Adds many tasks at once, reporting progress as it goes.",
+		Access: writeAccess},
 		func(ctx context.Context, req *mcp.CallToolRequest, in importIn) (importOut, error) {
 			if len(in.Titles) > 1000 {
 				return importOut{}, fmt.Errorf("at most 1000 tasks per import")
@@ -113,13 +129,13 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 				_ = req.Progress(ctx, float64(n), float64(len(in.Titles)), fmt.Sprintf("imported %q", title))
 			}
 			return importOut{Imported: n}, nil
-		})
+		}))
 
 	type summaryOut struct {
 		Summary string `json:"summary"`
 		Source  string `json:"source" jsonschema:"sampling when the client's model wrote it, fallback otherwise"`
 	}
-	tool(a, srv, &mcp.Tool{Name: "summarize_tasks", Title: "Summarize the board",
+	must(mcp.AddTool(srv, &mcp.Tool{Name: "summarize_tasks", Title: "Summarize the board",
 		Description: "Summarizes the open tasks, asking the client's model (sampling) when the client offers it.",
 		Annotations: readOnly},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (summaryOut, error) {
@@ -144,7 +160,7 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 				return summaryOut{Summary: t.Text, Source: "sampling"}, nil
 			}
 			return summaryOut{Summary: plain, Source: "fallback"}, nil
-		})
+		}))
 }
 
 func orEmpty(t []board.Task) []board.Task {

@@ -41,7 +41,9 @@ func serveStdio(ctx context.Context, dataFile, dbURL string, shutdownTimeout tim
 	if user == "" {
 		user = os.Getenv("USER")
 	}
-	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Logger: logger, ShutdownTimeout: shutdownTimeout})
+	// The user who started the process may read and change the board.
+	return mcp.ServeStdio(ctx, a.mcp, &mcp.ConnOptions{Identity: user, Scopes: []string{scopeRead, scopeWrite}, Logger: logger,
+		ShutdownTimeout: shutdownTimeout})
 }
 
 // newBoardApp is the board and its MCP server alone, without HTTP, auth

@@ -54,6 +54,7 @@ type exchange struct {
 	Header     string        // the MCP-Protocol-Version header sent
 	Session    string        // the Mcp-Session-Id header sent
 	LastEvent  string        // the Last-Event-ID header sent (a resumption)
+	Request    []byte        // the POSTed message
 	Status     int           // 0 when the round trip failed
 	Body       *lockedWriter // what the client has read of the response body so far
 }
@@ -89,6 +90,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
+		ex.Request = body
 		var msg struct {
 			Method string `json:"method"`
 			Params struct {

@@ -17,8 +17,11 @@ import (
 
 var benchCall = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}`)
 
-func benchEngine(b *testing.B) *engine {
-	s := NewServer(Implementation{Name: "bench", Version: "1"}, nil)
+func benchEngine(b *testing.B) *engine { return benchEngineWith(b, nil) }
+
+// benchEngineWith is benchEngine with so's options.
+func benchEngineWith(b *testing.B, so *ServerOptions) *engine {
+	s := NewServer(Implementation{Name: "bench", Version: "1"}, so)
 	err := AddTool(s, &Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *CallToolRequest, in EchoIn) (*CallToolResult, error) {
 		return &CallToolResult{Content: []Content{Text(in.Text)}}, nil
 	})
@@ -44,6 +47,55 @@ func serveEngine(e *engine, ctx context.Context, body []byte, w io.Writer) {
 
 func BenchmarkStatelessToolsCall(b *testing.B) {
 	e := benchEngine(b)
+	ctx := context.Background()
+	var sink bytes.Buffer
+	serveEngine(e, ctx, benchCall, &sink)
+	if sink.String() != `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello, world"}]}}` {
+		b.Fatalf("unexpected reply %s", sink.String())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sink.Reset()
+		serveEngine(e, ctx, benchCall, &sink)
+	}
+}
+
+// The same call through method middleware that does nothing but look
+// at the request and result, and through a tool with an Access a caller
+// passes: what each extension point costs once it is used.
+func BenchmarkStatelessToolsCallMiddleware(b *testing.B) {
+	var calls int
+	look := func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, req *Request) (json.RawMessage, error) {
+			res, err := next(ctx, req)
+			if req.Target() == "echo" && len(res) > 0 {
+				calls++
+			}
+			return res, err
+		}
+	}
+	e := benchEngineWith(b, &ServerOptions{Middleware: []func(MethodHandler) MethodHandler{look}})
+	benchServe(b, e)
+	if calls == 0 {
+		b.Fatal("the middleware saw nothing")
+	}
+}
+
+func BenchmarkStatelessToolsCallAccess(b *testing.B) {
+	s := NewServer(Implementation{Name: "bench", Version: "1"}, nil)
+	err := AddTool(s, &Tool{Name: "echo", Description: "echoes", Access: &Access{Scopes: []string{"echo"}, Hidden: true}},
+		func(ctx context.Context, req *CallToolRequest, in EchoIn) (*CallToolResult, error) {
+			return &CallToolResult{Content: []Content{Text(in.Text)}}, nil
+		})
+	if err != nil {
+		b.Fatal(err)
+	}
+	granted := []string{"read", "echo"}
+	benchServe(b, newEngine(s, engineOptions{Scopes: func(context.Context) []string { return granted }}))
+}
+
+// benchServe measures serveEngine of benchCall on e.
+func benchServe(b *testing.B, e *engine) {
 	ctx := context.Background()
 	var sink bytes.Buffer
 	serveEngine(e, ctx, benchCall, &sink)

@@ -6,11 +6,15 @@ import "encoding/json"
 // from what the Handler implements (see Engine); a method whose capability
 // is absent answers MethodNotFound.
 type ServerCapabilities struct {
-	Tools        *ToolsCapability           `json:"tools,omitempty"`
-	Resources    *ResourcesCapability       `json:"resources,omitempty"`
-	Prompts      *PromptsCapability         `json:"prompts,omitempty"`
-	Logging      *struct{}                  `json:"logging,omitempty"`
-	Completions  *struct{}                  `json:"completions,omitempty"`
+	Tools       *ToolsCapability     `json:"tools,omitempty"`
+	Resources   *ResourcesCapability `json:"resources,omitempty"`
+	Prompts     *PromptsCapability   `json:"prompts,omitempty"`
+	Logging     *struct{}            `json:"logging,omitempty"`
+	Completions *struct{}            `json:"completions,omitempty"`
+	// Tasks is the 2025-11-25 tasks capability, for a client that reads a
+	// server's; this package's engine serves tasks as the 2026-07-28
+	// extension instead and leaves it empty.
+	Tasks        json.RawMessage            `json:"tasks,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
 	// Extensions (2026-07-28) names the extensions the server offers,
 	// each with its settings object; the engine fills it from what is

@@ -15,9 +15,10 @@ const MaxCompletionValues = 100
 // (Type "ref/prompt", Name) or a resource template variable (Type
 // "ref/resource", URI = the template).
 type CompletionRef struct {
-	Type string `json:"type"`
-	Name string `json:"name,omitempty"`
-	URI  string `json:"uri,omitempty"`
+	Type  string `json:"type"`
+	Name  string `json:"name,omitempty"`
+	Title string `json:"title,omitempty"` // of a prompt, since 2025-06-18
+	URI   string `json:"uri,omitempty"`
 }
 
 // CompleteRequest is the request of completion/complete.
@@ -34,22 +35,33 @@ type CompleteRequest struct {
 
 // CompleteResult is a completion/complete answer. Values beyond
 // MaxCompletionValues are cut; when Total is 0 the engine sets it to the
-// untruncated count, and HasMore is set when values were cut.
+// untruncated count, and HasMore is set when values were cut. On the wire
+// its members sit inside "completion" (MarshalJSON), and _meta beside it.
 type CompleteResult struct {
-	Values  []string
-	Total   int
-	HasMore bool
+	Values  []string `json:"values"`
+	Total   int      `json:"total"`
+	HasMore bool     `json:"hasMore"`
+	Meta    Meta     `json:"_meta,omitempty"`
 }
 
+// completeSent is what the engine sends for r: at most
+// MaxCompletionValues values, Total the untruncated count when r leaves it
+// 0, HasMore set when values were cut.
+func completeSent(r *CompleteResult) CompleteResult {
+	out := *r
+	if out.Total == 0 {
+		out.Total = len(out.Values)
+	}
+	if len(out.Values) > MaxCompletionValues {
+		out.Values, out.HasMore = out.Values[:MaxCompletionValues], true
+	}
+	return out
+}
+
+// encodeComplete encodes what the engine sends for r (completeSent).
 func encodeComplete(r *CompleteResult) ([]byte, error) {
-	values := r.Values
-	total, more := r.Total, r.HasMore
-	if total == 0 {
-		total = len(values)
-	}
-	if len(values) > MaxCompletionValues {
-		values, more = values[:MaxCompletionValues], true
-	}
+	sent := completeSent(r)
+	values, total, more := sent.Values, sent.Total, sent.HasMore
 	return marshalWith(func(e *encoder) {
 		e.open()
 		e.key("completion")
@@ -67,6 +79,7 @@ func encodeComplete(r *CompleteResult) ([]byte, error) {
 		e.b = strconv.AppendInt(e.b, int64(total), 10)
 		e.boolField("hasMore", more)
 		e.close()
+		e.meta(r.Meta)
 		e.close()
 	})
 }
@@ -134,9 +147,9 @@ func (s *Server) Complete(ctx context.Context, req *CompleteRequest, state any) 
 	var k completionKey
 	switch req.Ref.Type {
 	case "ref/prompt":
-		p := sn.prompts[req.Ref.Name]
-		if p == nil {
-			return nil, state, fmt.Errorf("%w: %q", ErrUnknownPrompt, req.Ref.Name)
+		p, err := sn.prompt(ctx, &req.Request, req.Ref.Name)
+		if err != nil {
+			return nil, state, err
 		}
 		if !slices.ContainsFunc(p.prompt.Arguments, func(a *PromptArgument) bool { return a.Name == req.ArgumentName }) {
 			return nil, state, fmt.Errorf("%w: prompt %s has no argument %q", ErrInvalidParams, req.Ref.Name, req.ArgumentName)
@@ -144,6 +157,14 @@ func (s *Server) Complete(ctx context.Context, req *CompleteRequest, state any) 
 		k = completionKey{'p', req.Ref.Name, req.ArgumentName}
 	default:
 		t := sn.template(req.Ref.URI)
+		if t != nil {
+			switch t.tmpl.Access.check(ctx, &req.Request) {
+			case hidden:
+				t = nil
+			case refused:
+				return nil, state, refusal(t.tmpl.Access)
+			}
+		}
 		if t == nil {
 			return nil, state, fmt.Errorf("%w: no resource template %q", ErrInvalidParams, req.Ref.URI)
 		}

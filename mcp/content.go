@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
 // Content is one content block of a tool result, prompt message or
@@ -40,47 +42,47 @@ type Meta map[string]any
 // TextContent is a text block. Text must be valid UTF-8: an invalid string
 // fails the whole response with InternalError rather than being altered.
 type TextContent struct {
-	Text        string
-	Annotations *Annotations
-	Meta        Meta
+	Text        string       `json:"text"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
 }
 
 // ImageContent is an image; Data holds the raw bytes (base64-encoded on
 // the wire) and MIMEType must be set (e.g. "image/png").
 type ImageContent struct {
-	Data        []byte
-	MIMEType    string
-	Annotations *Annotations
-	Meta        Meta
+	Data        []byte       `json:"data"`
+	MIMEType    string       `json:"mimeType"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
 }
 
 // AudioContent is audio (since 2025-03-26); as ImageContent.
 type AudioContent struct {
-	Data        []byte
-	MIMEType    string
-	Annotations *Annotations
-	Meta        Meta
+	Data        []byte       `json:"data"`
+	MIMEType    string       `json:"mimeType"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
 }
 
 // ResourceLink points at a resource the client may read (since 2025-06-18); the
 // resource need not appear in resources/list.
 type ResourceLink struct {
-	URI         string
-	Name        string
-	Title       string
-	Description string
-	MIMEType    string
-	Size        *int64
-	Annotations *Annotations
-	Icons       []Icon
-	Meta        Meta
+	URI         string       `json:"uri"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	MIMEType    string       `json:"mimeType,omitempty"`
+	Size        *int64       `json:"size,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"`
+	Meta        Meta         `json:"_meta,omitempty"`
 }
 
 // EmbeddedResource carries a resource's contents inline.
 type EmbeddedResource struct {
-	Resource    *ResourceContents
-	Annotations *Annotations
-	Meta        Meta
+	Resource    *ResourceContents `json:"resource"`
+	Annotations *Annotations      `json:"annotations,omitempty"`
+	Meta        Meta              `json:"_meta,omitempty"`
 }
 
 // Icon is a display icon (since 2025-11-25).
@@ -94,11 +96,11 @@ type Icon struct {
 // ResourceContents is what resources/read returns for one URI: text when
 // Blob is nil (Text may be empty), else the blob (base64 on the wire).
 type ResourceContents struct {
-	URI      string
-	MIMEType string
-	Text     string
-	Blob     []byte
-	Meta     Meta
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType,omitempty"`
+	Text     string `json:"text"`
+	Blob     []byte `json:"blob,omitempty"`
+	Meta     Meta   `json:"_meta,omitempty"`
 }
 
 // Text returns a text content block.
@@ -243,85 +245,208 @@ func appendWith(dst []byte, f func(*encoder)) ([]byte, error) {
 	return e.b, nil
 }
 
-// MarshalJSON encodes the block; it fails on invalid UTF-8.
-func (c *TextContent) MarshalJSON() ([]byte, error) { return marshalWith(c.appendContent) }
+// The blocks' members as their json tags say, without their methods: a
+// block's JSON is its "type" followed by them. encoding/json builds it from
+// the tags; the engine's encoder (appendContent) writes the same bytes
+// faster, and a test holds the two together.
+type (
+	textJSON     TextContent
+	imageJSON    ImageContent
+	audioJSON    AudioContent
+	linkJSON     ResourceLink
+	embeddedJSON EmbeddedResource
+)
 
-// MarshalJSON encodes the block.
-func (c *ImageContent) MarshalJSON() ([]byte, error) { return marshalWith(c.appendContent) }
-
-// MarshalJSON encodes the block.
-func (c *AudioContent) MarshalJSON() ([]byte, error) { return marshalWith(c.appendContent) }
-
-// MarshalJSON encodes the block; it fails on invalid UTF-8.
-func (c *ResourceLink) MarshalJSON() ([]byte, error) { return marshalWith(c.appendContent) }
-
-// MarshalJSON encodes the block; it fails on invalid UTF-8.
-func (c *EmbeddedResource) MarshalJSON() ([]byte, error) { return marshalWith(c.appendContent) }
-
-// MarshalJSON encodes text contents or blob contents; it fails on invalid
-// UTF-8.
-func (r *ResourceContents) MarshalJSON() ([]byte, error) { return marshalWith(r.appendJSON) }
-
-// wireContent is the union of every block's members, for decoding.
-type wireContent struct {
-	Type        string        `json:"type"`
-	Text        *string       `json:"text"`
-	Data        []byte        `json:"data"`
-	MIMEType    string        `json:"mimeType"`
-	URI         string        `json:"uri"`
-	Name        string        `json:"name"`
-	Title       string        `json:"title"`
-	Description string        `json:"description"`
-	Size        *int64        `json:"size"`
-	Resource    *wireContents `json:"resource"`
-	Annotations *Annotations  `json:"annotations"`
-	Icons       []Icon        `json:"icons"`
-	Meta        Meta          `json:"_meta"`
+// MarshalJSON encodes the block as MCP sends it ({"type":"text",…}); it
+// fails on invalid UTF-8.
+func (c *TextContent) MarshalJSON() ([]byte, error) {
+	return wire.Marshal(struct {
+		Type string `json:"type"`
+		*textJSON
+	}{"text", (*textJSON)(c)})
 }
 
-type wireContents struct {
-	URI      string  `json:"uri"`
-	MIMEType string  `json:"mimeType"`
-	Text     *string `json:"text"`
-	Blob     []byte  `json:"blob"`
-	Meta     Meta    `json:"_meta"`
+// MarshalJSON encodes the block as MCP sends it ({"type":"image",…}).
+func (c *ImageContent) MarshalJSON() ([]byte, error) {
+	w := *c
+	w.Data = orEmpty(w.Data) // "data" is a string, never null
+	return wire.Marshal(struct {
+		Type string `json:"type"`
+		*imageJSON
+	}{"image", (*imageJSON)(&w)})
+}
+
+// MarshalJSON encodes the block as MCP sends it ({"type":"audio",…}).
+func (c *AudioContent) MarshalJSON() ([]byte, error) {
+	w := *c
+	w.Data = orEmpty(w.Data) // "data" is a string, never null
+	return wire.Marshal(struct {
+		Type string `json:"type"`
+		*audioJSON
+	}{"audio", (*audioJSON)(&w)})
+}
+
+// MarshalJSON encodes the block as MCP sends it
+// ({"type":"resource_link",…}); it fails on invalid UTF-8.
+func (c *ResourceLink) MarshalJSON() ([]byte, error) {
+	return wire.Marshal(struct {
+		Type string `json:"type"`
+		*linkJSON
+	}{"resource_link", (*linkJSON)(c)})
+}
+
+// MarshalJSON encodes the block as MCP sends it ({"type":"resource",…});
+// it fails on invalid UTF-8 and when Resource is nil.
+func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
+	if c.Resource == nil {
+		return nil, errNoContents
+	}
+	return wire.Marshal(struct {
+		Type string `json:"type"`
+		*embeddedJSON
+	}{"resource", (*embeddedJSON)(c)})
+}
+
+var errNoContents = errors.New("mcp: embedded resource without contents")
+
+// MarshalJSON encodes text contents (when Blob is nil) or blob contents;
+// it fails on invalid UTF-8.
+func (r *ResourceContents) MarshalJSON() ([]byte, error) {
+	w := struct {
+		URI      string  `json:"uri"`
+		MIMEType string  `json:"mimeType,omitempty"`
+		Text     *string `json:"text,omitempty"`
+		Blob     *[]byte `json:"blob,omitempty"`
+		Meta     Meta    `json:"_meta,omitempty"`
+	}{URI: r.URI, MIMEType: r.MIMEType, Meta: r.Meta}
+	if r.Blob != nil {
+		w.Blob = &r.Blob
+	} else {
+		w.Text = &r.Text
+	}
+	return wire.Marshal(w)
+}
+
+// UnmarshalJSON decodes a text block; another type is an error wrapping
+// ErrContentType.
+func (c *TextContent) UnmarshalJSON(b []byte) error { return decodeAs(b, "text", c) }
+
+// UnmarshalJSON decodes an image block; another type is an error wrapping
+// ErrContentType.
+func (c *ImageContent) UnmarshalJSON(b []byte) error { return decodeAs(b, "image", c) }
+
+// UnmarshalJSON decodes an audio block; another type is an error wrapping
+// ErrContentType.
+func (c *AudioContent) UnmarshalJSON(b []byte) error { return decodeAs(b, "audio", c) }
+
+// UnmarshalJSON decodes a resource_link block; another type is an error
+// wrapping ErrContentType.
+func (c *ResourceLink) UnmarshalJSON(b []byte) error { return decodeAs(b, "resource_link", c) }
+
+// UnmarshalJSON decodes an embedded resource block; another type is an
+// error wrapping ErrContentType.
+func (c *EmbeddedResource) UnmarshalJSON(b []byte) error { return decodeAs(b, "resource", c) }
+
+// decodeAs decodes a block that must be of type kind into dst.
+func decodeAs(b []byte, kind string, dst Content) error {
+	got, err := DecodeContent(b)
+	if err != nil {
+		return err
+	}
+	switch d := dst.(type) {
+	case *TextContent:
+		if g, ok := got.(*TextContent); ok {
+			*d = *g
+			return nil
+		}
+	case *ImageContent:
+		if g, ok := got.(*ImageContent); ok {
+			*d = *g
+			return nil
+		}
+	case *AudioContent:
+		if g, ok := got.(*AudioContent); ok {
+			*d = *g
+			return nil
+		}
+	case *ResourceLink:
+		if g, ok := got.(*ResourceLink); ok {
+			*d = *g
+			return nil
+		}
+	case *EmbeddedResource:
+		if g, ok := got.(*EmbeddedResource); ok {
+			*d = *g
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: a %s block where %q was expected", ErrContentType, blockType(got), kind)
+}
+
+// blockType is the "type" of a block.
+func blockType(c Content) string {
+	switch c.(type) {
+	case *TextContent:
+		return "text"
+	case *ImageContent:
+		return "image"
+	case *AudioContent:
+		return "audio"
+	case *ResourceLink:
+		return "resource_link"
+	case *EmbeddedResource:
+		return "resource"
+	}
+	return ""
 }
 
 // ErrContentType is returned when decoding a content block of a type this
-// package does not know (such as the 2025-11-25 sampling tool_use blocks).
+// package does not know (such as the 2025-11-25 sampling tool_use blocks),
+// or of another type than the one asked for.
 var ErrContentType = errors.New("mcp: unknown content type")
 
-// DecodeContent decodes one content block from JSON, as found in a
-// client's sampling result.
+// DecodeContent decodes one content block from JSON by its "type", as
+// found in a client's sampling result.
 func DecodeContent(raw json.RawMessage) (Content, error) {
-	var w wireContent
-	if err := json.Unmarshal(raw, &w); err != nil {
+	var head struct {
+		Type     string          `json:"type"`
+		Text     *string         `json:"text"`
+		Resource json.RawMessage `json:"resource"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
 		return nil, fmt.Errorf("mcp: content block: %w", err)
 	}
-	switch w.Type {
+	var c Content
+	var into any
+	switch head.Type {
 	case "text":
-		if w.Text == nil {
+		if head.Text == nil {
 			return nil, errors.New(`mcp: text content without "text"`)
 		}
-		return &TextContent{Text: *w.Text, Annotations: w.Annotations, Meta: w.Meta}, nil
+		t := &TextContent{}
+		c, into = t, (*textJSON)(t)
 	case "image":
-		return &ImageContent{Data: w.Data, MIMEType: w.MIMEType, Annotations: w.Annotations, Meta: w.Meta}, nil
+		t := &ImageContent{}
+		c, into = t, (*imageJSON)(t)
 	case "audio":
-		return &AudioContent{Data: w.Data, MIMEType: w.MIMEType, Annotations: w.Annotations, Meta: w.Meta}, nil
+		t := &AudioContent{}
+		c, into = t, (*audioJSON)(t)
 	case "resource_link":
-		return &ResourceLink{URI: w.URI, Name: w.Name, Title: w.Title, Description: w.Description,
-			MIMEType: w.MIMEType, Size: w.Size, Annotations: w.Annotations, Icons: w.Icons, Meta: w.Meta}, nil
+		t := &ResourceLink{}
+		c, into = t, (*linkJSON)(t)
 	case "resource":
-		if w.Resource == nil {
+		if len(head.Resource) == 0 || string(head.Resource) == "null" {
 			return nil, errors.New(`mcp: resource content without "resource"`)
 		}
-		rc := &ResourceContents{URI: w.Resource.URI, MIMEType: w.Resource.MIMEType, Blob: w.Resource.Blob, Meta: w.Resource.Meta}
-		if w.Resource.Text != nil {
-			rc.Text = *w.Resource.Text
-		}
-		return &EmbeddedResource{Resource: rc, Annotations: w.Annotations, Meta: w.Meta}, nil
+		t := &EmbeddedResource{}
+		c, into = t, (*embeddedJSON)(t)
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrContentType, head.Type)
 	}
-	return nil, fmt.Errorf("%w: %q", ErrContentType, w.Type)
+	if err := json.Unmarshal(raw, into); err != nil {
+		return nil, fmt.Errorf("mcp: %s content block: %w", head.Type, err)
+	}
+	return c, nil
 }
 
 // appendContents encodes a content array ([] for nil).

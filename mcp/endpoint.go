@@ -80,7 +80,7 @@ func Controller(opts *Options) *Endpoint {
 	}
 	limits := o.Limits.config()
 	eng := newEngine(o.Handler, engineOptions{Logger: o.Logger, Listen: listen, TaskIDPrefix: cl.Self().ID + ".", Telemetry: tel,
-		MaxAnswer: limits.MaxAnswer})
+		MaxAnswer: limits.MaxAnswer, Scopes: o.Scopes})
 	cfg := streamable.Config{
 		Engine:       eng,
 		Codec:        stateCodec{eng},
@@ -90,6 +90,8 @@ func Controller(opts *Options) *Endpoint {
 		Allowed:      func(r *http.Request) bool { return rule.Check(r) == nil },
 		Identity:     o.Identity,
 		Authorize:    o.Authorize,
+		Scopes:       o.Scopes,
+		StepUp:       stepUpWriter(o),
 		Attrs:        o.Attrs,
 		Logger:       o.Logger,
 		WriteTimeout: o.WriteTimeout,

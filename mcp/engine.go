@@ -26,6 +26,9 @@ type engineOptions struct {
 	TaskIDPrefix string
 	// Telemetry records spans and metrics; nil records nothing.
 	Telemetry *telemetry
+	// Scopes reports the scopes a call's caller holds (Access.Scopes);
+	// nil: none.
+	Scopes func(context.Context) []string
 	// MaxAnswer bounds a result's encoded bytes; 0 is none.
 	MaxAnswer int
 }
@@ -52,8 +55,11 @@ type engine struct {
 	params    paramHeaderer
 
 	log       *slog.Logger
-	tel       *telemetry // nil: no telemetry
-	maxAnswer int        // 0: no bound
+	tel       *telemetry    // nil: no telemetry
+	maxAnswer int           // 0: no bound
+	handle    MethodHandler // the middleware around each method's run; nil for none
+	scopes    func(context.Context) []string
+	access    accessChecker
 	methods   map[string]*methodInfo
 	decoder   *wire.Decoder
 
@@ -90,6 +96,8 @@ func newEngine(h Handler, o engineOptions) *engine {
 	e.skills, _ = h.(skillLister)
 	e.taskTools, _ = h.(taskSupporter)
 	e.params, _ = h.(paramHeaderer)
+	e.access, _ = h.(accessChecker)
+	e.scopes = o.Scopes
 	e.log, e.tel, e.maxAnswer = o.Logger, o.Telemetry, o.MaxAnswer
 	if e.log == nil {
 		e.log = slog.Default()
@@ -101,6 +109,9 @@ func newEngine(h Handler, o engineOptions) *engine {
 		so = *sv.settings()
 	}
 	e.cache = so.CacheHints
+	if len(so.Middleware) > 0 {
+		e.handle = e.chain(so.Middleware)
+	}
 	e.listen = o.Listen.withDefaults()
 	e.state = newStateSealer(sealKeysOf(h), so.StateTTL)
 	if so.Tasks != nil {
@@ -165,11 +176,22 @@ func clientOf(call *protocol.Call) *ClientCapabilities {
 }
 
 // ParamHeaders implements protocol.Engine.
-func (e *engine) ParamHeaders(tool string) []protocol.ParamHeader {
+func (e *engine) ParamHeaders(ctx context.Context, tool, identity string, client any) []protocol.ParamHeader {
 	if e.params == nil {
 		return nil
 	}
-	return e.params.paramHeaders(tool)
+	h, a := e.params.paramHeaders(tool)
+	if len(h) > 0 && a != nil && a.Hidden {
+		// A tool hidden from the caller has no headers to check, as an
+		// unknown tool: a header mismatch would reveal it.
+		call := protocol.Call{Method: "tools/call", Revision: protocol.Rev20260728, Identity: identity, Client: client}
+		req := &Request{}
+		e.fill(req, &call, Rev20260728, RequestMeta{})
+		if a.check(ctx, req) == hidden {
+			return nil
+		}
+	}
+	return h
 }
 
 // OnChange implements protocol.Engine.
@@ -265,7 +287,11 @@ func (e *engine) dispatch(ctx context.Context, call *protocol.Call, state any) (
 			}
 		}
 	}()
-	reply = m.run(e, ctx, call, rev, state)
+	if e.handle != nil {
+		reply = e.through(ctx, m, call, rev, state)
+	} else {
+		reply = m.run(e, ctx, call, rev, state)
+	}
 	if e.overBound(len(reply.Result)) {
 		dropResult(&reply)
 		effect := reply.Effect
@@ -348,7 +374,8 @@ func (e *engine) Capabilities(rev Revision) ServerCapabilities {
 
 // fill sets the common part of a request.
 func (e *engine) fill(r *Request, call *protocol.Call, rev Revision, meta RequestMeta) {
-	r.Method, r.ID, r.Revision, r.Client, r.tel = call.Method, call.ID, rev, clientOf(call), e.tel
+	r.Method, r.ID, r.Revision, r.Client, r.eng = call.Method, call.ID, rev, clientOf(call), e
+	r.Identity, r.Session = call.Identity, call.Session
 	r.Params, r.Meta, r.logLevel, r.out = call.Params, meta, LogLevel(call.LogLevel), call.Outbound
 }
 
@@ -357,9 +384,12 @@ func (e *engine) handlerError(ctx context.Context, call *protocol.Call, err erro
 	var je *wire.Error
 	var ir *InputRequiredError
 	var ce *capabilityError
+	var ae *accessError
 	switch {
 	case errors.As(err, &je):
 		return je
+	case errors.As(err, &ae):
+		return ae.rpcError()
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUnknownPrompt), errors.Is(err, ErrInvalidParams):
 		return wire.NewError(wire.InvalidParams, "Invalid params: "+strings.TrimPrefix(err.Error(), "mcp: "))
 	case errors.As(err, &ir):
@@ -519,7 +549,8 @@ func (e *engine) callTool(ctx context.Context, call *protocol.Call, rev Revision
 func isProtocolError(err error) bool {
 	var je *wire.Error
 	var ir *InputRequiredError
-	return errors.As(err, &je) || errors.As(err, &ir) ||
+	var ae *accessError
+	return errors.As(err, &je) || errors.As(err, &ir) || errors.As(err, &ae) ||
 		errors.Is(err, ErrUnknownTool) || errors.Is(err, ErrInvalidParams) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
@@ -625,6 +656,9 @@ func (e *engine) subscription(ctx context.Context, call *protocol.Call, rev Revi
 	}
 	if errors.Is(err, ErrResourceNotFound) {
 		return protocol.Reply{State: st, Err: resourceNotFound(rev, uri)}
+	}
+	if errors.Is(err, errNotRecorded) {
+		return protocol.Reply{State: st, Result: resultEmpty}
 	}
 	r := e.result(ctx, call, st, err, func() ([]byte, error) { return resultEmpty, nil })
 	if r.Err == nil {

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/saguaro-go/saguaro/mcp"
+	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 	"github.com/saguaro-go/saguaro/mcp/mcptest"
 )
 
@@ -176,4 +178,101 @@ func ExampleServeStdio() {
 	if err := mcp.ServeStdio(ctx, srv, &mcp.ConnOptions{Identity: os.Getenv("USER")}); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// Method middleware: an audit line for every method, and a rule that keeps
+// one tool from callers who are not its owner. It runs on every transport
+// (here the in-process client of package mcptest; Controller and ServeStdio
+// alike).
+func ExampleMethodHandler() {
+	audit := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, req *mcp.Request) (json.RawMessage, error) {
+			res, err := next(ctx, req)
+			if !req.ID.IsZero() { // requests, not notifications
+				fmt.Printf("audit: %s %s by %q: err=%v\n", req.Method, req.Target(), req.Identity, err)
+			}
+			return res, err
+		}
+	}
+	ownerOnly := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, req *mcp.Request) (json.RawMessage, error) {
+			if req.Method == "tools/call" && req.Target() == "shutdown" && req.Identity != "root" {
+				return nil, jsonrpc.NewError(jsonrpc.InvalidRequest, "Forbidden: only the owner may shut down")
+			}
+			return next(ctx, req)
+		}
+	}
+	srv := mcp.NewServer(mcp.Implementation{Name: "audited", Version: "1.0.0"},
+		&mcp.ServerOptions{Middleware: []func(mcp.MethodHandler) mcp.MethodHandler{audit, ownerOnly}})
+	mcp.AddTool(srv, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (string, error) {
+		return "Hello, " + in.Name + "!", nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "shutdown"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
+		return "bye", nil
+	})
+
+	ctx := context.Background()
+	c, err := mcptest.Dial(ctx, srv, &mcptest.Options{Server: &mcp.ConnOptions{Identity: "ann"}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	out, err := mcptest.CallTool[string](ctx, c, "greet", GreetIn{Name: "Ann"})
+	fmt.Println(out, err)
+	_, err = c.CallTool(ctx, "shutdown", nil)
+	fmt.Println(err)
+	// Output:
+	// audit: initialize  by "ann": err=<nil>
+	// audit: tools/call greet by "ann": err=<nil>
+	// Hello, Ann! <nil>
+	// audit: tools/call shutdown by "ann": err=jsonrpc: -32600 Forbidden: only the owner may shut down
+	// jsonrpc: -32600 Forbidden: only the owner may shut down
+}
+
+// Per-caller tools: a caller sees the tools its scopes allow. The write
+// tool is listed to everyone, and a caller without tasks:write is asked to
+// step up (over HTTP, 403 insufficient_scope naming the scope); the admin
+// tool is hidden from whoever lacks admin, and a call of it is answered as
+// for a tool that does not exist. The scopes come from Options.Scopes over
+// HTTP (auth.Scopes) and ConnOptions.Scopes over stdio.
+func ExampleAccess() {
+	srv := mcp.NewServer(mcp.Implementation{Name: "board", Version: "1.0.0"}, nil)
+	tool := func(name string, access *mcp.Access) {
+		mcp.AddTool(srv, &mcp.Tool{Name: name, Access: access}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
+			return name + " done", nil
+		})
+	}
+	tool("list_tasks", nil)
+	tool("add_task", &mcp.Access{Scopes: []string{"tasks:write"}})
+	tool("purge_board", &mcp.Access{Scopes: []string{"admin"}, Hidden: true})
+
+	ctx := context.Background()
+	for _, scopes := range [][]string{{"tasks:read"}, {"tasks:read", "tasks:write", "admin"}} {
+		c, err := mcptest.Dial(ctx, srv, &mcptest.Options{Server: &mcp.ConnOptions{Identity: "ann", Scopes: scopes}})
+		if err != nil {
+			panic(err)
+		}
+		tools, _ := c.ListTools(ctx)
+		var names []string
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
+		fmt.Println(scopes, "sees", names)
+		for _, name := range []string{"add_task", "purge_board"} {
+			res, err := c.CallTool(ctx, name, nil)
+			if err != nil {
+				fmt.Println(" ", name+":", err)
+				continue
+			}
+			fmt.Println(" ", name+":", res.Content[0].(*mcp.TextContent).Text)
+		}
+		c.Close()
+	}
+	// Output:
+	// [tasks:read] sees [add_task list_tasks]
+	//   add_task: jsonrpc: -32600 Forbidden: insufficient scope, needs tasks:write
+	//   purge_board: jsonrpc: -32602 Invalid params: unknown tool: "purge_board"
+	// [tasks:read tasks:write admin] sees [add_task list_tasks purge_board]
+	//   add_task: add_task done
+	//   purge_board: purge_board done
 }

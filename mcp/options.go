@@ -105,6 +105,28 @@ type Options struct {
 	// route's middleware allowed.
 	Authorize func(r *http.Request, method, name string) http.Handler
 
+	// Scopes returns the scopes the caller holds, such as auth.Scopes
+	// (the verified token's): they decide which tools, resources and
+	// prompts with Access.Scopes the caller sees and may use. nil means
+	// no caller holds any.
+	Scopes func(ctx context.Context) []string
+
+	// StepUp writes the answer to a call of a tool, prompt or resource
+	// the caller sees but lacks the Access.Scopes of (scopes): the MCP
+	// authorization spec's step-up challenge, sent before the call is
+	// dispatched. nil answers 403 with WWW-Authenticate: Bearer
+	// error="insufficient_scope", scope="…" and the call's JSON-RPC
+	// error. To answer as the auth package does, whose challenge also
+	// names the resource metadata (resource_metadata):
+	//
+	//	StepUp: func(w http.ResponseWriter, r *http.Request, scopes []string) {
+	//		auth.WriteError(w, r, auth.CheckScopes(r, scopes...))
+	//	},
+	//
+	// It is used only with Scopes; without a token in play the refusal
+	// is the call's JSON-RPC error, as over stdio.
+	StepUp func(w http.ResponseWriter, r *http.Request, scopes []string)
+
 	// Attrs receives log attributes about each call (method, id, tool,
 	// session, revision, error code, and on a replica that relays the
 	// request to its session's owner the owner's id), keyed by the Attr…

@@ -37,10 +37,11 @@ func (r *Request) outbound() protocol.Outbound {
 // notify sends a notification on the call's back channel, in a span of
 // its own when telemetry is on.
 func (r *Request) notify(ctx context.Context, method string, params json.RawMessage) error {
-	if r.tel == nil {
+	tel := r.tracer()
+	if tel == nil {
 		return r.outbound().Notify(ctx, method, params)
 	}
-	params, end := r.tel.send(ctx, method, params)
+	params, end := tel.send(ctx, method, params)
 	err := r.outbound().Notify(ctx, method, params)
 	end(err)
 	return err
@@ -49,10 +50,11 @@ func (r *Request) notify(ctx context.Context, method string, params json.RawMess
 // request sends a server→client request on the call's back channel and
 // waits for its answer, in a span of its own when telemetry is on.
 func (r *Request) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if r.tel == nil {
+	tel := r.tracer()
+	if tel == nil {
 		return r.outbound().Request(ctx, method, params)
 	}
-	params, end := r.tel.send(ctx, method, params)
+	params, end := tel.send(ctx, method, params)
 	out, err := r.outbound().Request(ctx, method, params)
 	end(err)
 	return out, err
@@ -69,13 +71,16 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	if tok.IsZero() {
 		return nil
 	}
-	r.mu.Lock()
-	if r.progressSent && progress <= r.lastProgress {
-		r.mu.Unlock()
-		return ErrProgressNotIncreasing
+	p := &progress
+	for {
+		last := r.progress.Load()
+		if last != nil && progress <= *last {
+			return ErrProgressNotIncreasing
+		}
+		if r.progress.CompareAndSwap(last, p) {
+			break
+		}
 	}
-	r.progressSent, r.lastProgress = true, progress
-	r.mu.Unlock()
 
 	var e encoder
 	e.open()

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"sort"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/seal"
@@ -35,7 +36,10 @@ func revIndex(r Revision) int {
 var encodeRevs = [nRevs]Revision{Rev20250326, Rev20250618, Rev20251125}
 
 // pageSet is one list, sorted and pre-encoded per revision, with its first
-// page pre-assembled: tools/list without a cursor is a slice copy.
+// page pre-assembled: tools/list without a cursor is a slice copy. When
+// an item is hidden from some callers (Access.Hidden), each caller's pages
+// are assembled from the items it may see; a cursor names the last key
+// either way, so it stays right for its caller as the list changes.
 type pageSet struct {
 	kind    byte
 	listKey string
@@ -43,10 +47,13 @@ type pageSet struct {
 	keys    []string
 	items   [nRevs][][]byte
 	first   [nRevs][]byte
+	access  []*Access // per item; nil when no item is hidden from anyone
+	gated   bool      // some item has an Access
 }
 
-// newPageSet builds the list from keyed items whose encodings exist.
-func newPageSet(kind byte, listKey string, size int, sealKeys *seal.Keys, keys []string, enc func(i int) *[nRevs][]byte) *pageSet {
+// newPageSet builds the list from keyed items whose encodings exist; acc
+// gives an item's Access.
+func newPageSet(kind byte, listKey string, size int, sealKeys *seal.Keys, keys []string, enc func(i int) *[nRevs][]byte, acc func(i int) *Access) *pageSet {
 	idx := make([]int, len(keys))
 	for i := range idx {
 		idx[i] = i
@@ -61,6 +68,14 @@ func newPageSet(kind byte, listKey string, size int, sealKeys *seal.Keys, keys [
 		e := enc(i)
 		for r := range nRevs {
 			p.items[r][j] = e[r]
+		}
+		a := acc(i)
+		p.gated = p.gated || a != nil
+		if a != nil && a.Hidden {
+			if p.access == nil {
+				p.access = make([]*Access, len(keys))
+			}
+			p.access[j] = a
 		}
 	}
 	for r := range nRevs {
@@ -78,19 +93,47 @@ func (p *pageSet) assemble(r, start int, keys *seal.Keys) []byte {
 	return appendPage(nil, p.listKey, p.items[r][start:end], next)
 }
 
-// page returns the encoded page after cursor for revision rev.
-func (p *pageSet) page(rev Revision, cursor string, keys *seal.Keys) ([]byte, *wire.Error) {
-	r := revIndex(rev)
-	if cursor == "" {
+// page returns the encoded page after req's cursor, for its revision and
+// its caller.
+func (p *pageSet) page(ctx context.Context, req *ListRequest, keys *seal.Keys) ([]byte, *wire.Error) {
+	r := revIndex(req.Revision)
+	if req.Cursor == "" && p.access == nil {
 		return p.first[r], nil
 	}
-	last, err := keys.Verify(p.kind, cursor)
-	if err != nil {
-		return nil, errBadCursor
+	start := 0
+	if req.Cursor != "" {
+		last, err := keys.Verify(p.kind, req.Cursor)
+		if err != nil {
+			return nil, errBadCursor
+		}
+		start = sort.SearchStrings(p.keys, last)
+		if start < len(p.keys) && p.keys[start] == last {
+			start++
+		}
 	}
-	start := sort.SearchStrings(p.keys, last)
-	if start < len(p.keys) && p.keys[start] == last {
-		start++
+	if p.access == nil {
+		return p.assemble(r, start, keys), nil
 	}
-	return p.assemble(r, start, keys), nil
+	return p.assembleFor(ctx, &req.Request, r, start, keys), nil
+}
+
+// assembleFor is assemble with only the items the caller of req may see.
+func (p *pageSet) assembleFor(ctx context.Context, req *Request, r, start int, keys *seal.Keys) []byte {
+	granted := req.grantedScopes(ctx)
+	visible := func(j int) bool { return p.access[j] == nil || p.access[j].checkWith(ctx, req, granted) == allowed }
+	items := make([][]byte, 0, min(p.size, len(p.keys)-start))
+	j := start
+	for ; j < len(p.keys) && len(items) < p.size; j++ {
+		if visible(j) {
+			items = append(items, p.items[r][j])
+		}
+	}
+	next := ""
+	for k := j; k < len(p.keys); k++ {
+		if visible(k) {
+			next = keys.Sign(p.kind, p.keys[j-1])
+			break
+		}
+	}
+	return appendPage(nil, p.listKey, items, next)
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // paramHeaderer is a handler that knows its tools' x-mcp-header
-// annotations (the Server); other handlers get no Mcp-Param-* checks.
+// annotations (the Server), and the tool's Access; other handlers get no
+// Mcp-Param-* checks.
 type paramHeaderer interface {
-	paramHeaders(tool string) []protocol.ParamHeader
+	paramHeaders(tool string) ([]protocol.ParamHeader, *Access)
 }
 
 func isTchar(c byte) bool {

@@ -36,6 +36,9 @@ func (s *Server) AddPrompt(p *Prompt, h PromptFunc) error {
 	}
 	ent := &promptEntry{prompt: *p, h: h}
 	var err error
+	if ent.prompt.Access, err = cloneAccess(p.Access); err != nil {
+		return fmt.Errorf("prompt %q: %w", p.Name, err)
+	}
 	if ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.prompt(rev, &ent.prompt) }); err != nil {
 		return fmt.Errorf("%w: prompt %q: %v", ErrName, p.Name, err)
 	}
@@ -77,12 +80,32 @@ func (s *Server) promptPageSet(m map[string]*promptEntry) *pageSet {
 	for k, v := range m {
 		keys, ents = append(keys, k), append(ents, v)
 	}
-	return newPageSet('p', "prompts", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+	return newPageSet('p', "prompts", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+		func(i int) *Access { return ents[i].prompt.Access })
+}
+
+// prompt is the prompt named name as the caller of req may use it: an
+// unknown or hidden one is ErrUnknownPrompt, one the caller may only see
+// its refusal.
+func (sn *snapshot) prompt(ctx context.Context, req *Request, name string) (*promptEntry, error) {
+	ent := sn.prompts[name]
+	if ent != nil && ent.prompt.Access != nil {
+		switch ent.prompt.Access.check(ctx, req) {
+		case hidden:
+			ent = nil
+		case refused:
+			return nil, refusal(ent.prompt.Access)
+		}
+	}
+	if ent == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
+	}
+	return ent, nil
 }
 
 // ListPrompts implements PromptHandler.
 func (s *Server) ListPrompts(ctx context.Context, req *ListRequest, state any) (*ListPromptsResult, any, error) {
-	page, err := s.snap.Load().promptPages.page(req.Revision, req.Cursor, s.keys)
+	page, err := s.snap.Load().promptPages.page(ctx, req, s.keys)
 	if err != nil {
 		return nil, state, err
 	}
@@ -92,9 +115,9 @@ func (s *Server) ListPrompts(ctx context.Context, req *ListRequest, state any) (
 // GetPrompt implements PromptHandler: unknown prompt and missing required
 // arguments are InvalidParams before the PromptFunc runs.
 func (s *Server) GetPrompt(ctx context.Context, req *GetPromptRequest, state any) (*GetPromptResult, any, error) {
-	ent := s.snap.Load().prompts[req.Name]
-	if ent == nil {
-		return nil, state, fmt.Errorf("%w: %q", ErrUnknownPrompt, req.Name)
+	ent, err := s.snap.Load().prompt(ctx, &req.Request, req.Name)
+	if err != nil {
+		return nil, state, err
 	}
 	for _, a := range ent.prompt.Arguments {
 		if _, ok := req.Arguments[a.Name]; a.Required && !ok {

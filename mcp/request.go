@@ -1,9 +1,8 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
-	"sync"
+	"sync/atomic"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -26,6 +25,7 @@ type Request struct {
 	ID jsonrpc.ID
 	// Revision is the revision the call is served under.
 	Revision Revision
+	logLevel LogLevel // beside Revision, in the same word
 	// Client is what the client declared; nil when unknown (a stateless
 	// call without session). It is shared with other calls (of the same
 	// session, or of 2026-07-28 clients that declared the same object):
@@ -35,14 +35,50 @@ type Request struct {
 	Meta RequestMeta
 	// Params is the raw params object (nil when absent).
 	Params json.RawMessage
+	// Identity is who is calling, as Options.Identity (or
+	// ConnOptions.Identity) says; "" for anonymous.
+	Identity string
+	// Session is the id of the session the call belongs to; "" without
+	// one (stateless calls, 2026-07-28 requests, stdio).
+	Session string
 
+	// The rest is small on purpose: every call allocates its request,
+	// and a CallToolRequest fits the 256-byte size class.
 	out      protocol.Outbound
-	logLevel LogLevel
-	tel      *telemetry // nil: no telemetry
+	eng      *engine                 // nil for a Request made by hand
+	progress atomic.Pointer[float64] // the last progress sent
+}
 
-	mu           sync.Mutex
-	progressSent bool
-	lastProgress float64
+// telemetry is what records the call's spans; nil for none.
+func (r *Request) tracer() *telemetry {
+	if r.eng == nil {
+		return nil
+	}
+	return r.eng.tel
+}
+
+// Target returns what the request is about: the tool of tools/call, the
+// prompt of prompts/get, the resource URI of resources/read,
+// resources/subscribe and resources/unsubscribe; "" for other methods.
+// It reads Params, for middleware, which sees every method alike.
+func (r *Request) Target() string {
+	member := ""
+	switch r.Method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		member = "uri"
+	default:
+		return ""
+	}
+	target := ""
+	_ = wire.EachMember(r.Params, func(k, v []byte) error {
+		if wire.KeyIs(k, member) {
+			target, _ = wire.Unquote(v)
+		}
+		return nil
+	})
+	return target
 }
 
 // RequestMeta is a request's parsed _meta.
@@ -102,7 +138,6 @@ type CallToolRequest struct {
 	// Arguments is the raw arguments object; nil when absent or null.
 	Arguments json.RawMessage
 
-	startTask func() context.Context // set for a deferred task call
 	// tape is the message's: validation reads a long argument off it.
 	tape *wire.Tape
 	// args is Arguments as the input schema's validation decoded it,

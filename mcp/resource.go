@@ -41,6 +41,9 @@ func (s *Server) AddResource(r *Resource, h ResourceFunc) error {
 	}
 	ent := &resourceEntry{res: *r, h: h}
 	var err error
+	if ent.res.Access, err = cloneAccess(r.Access); err != nil {
+		return fmt.Errorf("resource %q: %w", r.URI, err)
+	}
 	if ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.resource(rev, &ent.res) }); err != nil {
 		return fmt.Errorf("%w: resource %q: %v", ErrName, r.URI, err)
 	}
@@ -83,12 +86,13 @@ func (s *Server) resourcePageSet(m map[string]*resourceEntry) *pageSet {
 	for k, v := range m {
 		keys, ents = append(keys, k), append(ents, v)
 	}
-	return newPageSet('r', "resources", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+	return newPageSet('r', "resources", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+		func(i int) *Access { return ents[i].res.Access })
 }
 
 // ListResources implements ResourceHandler.
 func (s *Server) ListResources(ctx context.Context, req *ListRequest, state any) (*ListResourcesResult, any, error) {
-	page, err := s.snap.Load().resourcePages.page(req.Revision, req.Cursor, s.keys)
+	page, err := s.snap.Load().resourcePages.page(ctx, req, s.keys)
 	if err != nil {
 		return nil, state, err
 	}
@@ -100,11 +104,23 @@ func (s *Server) ListResources(ctx context.Context, req *ListRequest, state any)
 func (s *Server) ReadResource(ctx context.Context, req *ReadResourceRequest, state any) (*ReadResourceResult, any, error) {
 	sn := s.snap.Load()
 	if ent := sn.resources[req.URI]; ent != nil {
-		res, err := ent.h(ctx, req)
-		return res, state, err
+		switch ent.res.Access.check(ctx, &req.Request) {
+		case allowed:
+			res, err := ent.h(ctx, req)
+			return res, state, err
+		case refused:
+			return nil, state, refusal(ent.res.Access)
+		}
+		// Hidden: as if it did not exist, a template may match.
 	}
 	for _, t := range sn.templates {
 		if vars, ok := t.match(req.URI); ok {
+			switch t.tmpl.Access.check(ctx, &req.Request) {
+			case hidden:
+				continue
+			case refused:
+				return nil, state, refusal(t.tmpl.Access)
+			}
 			req.Vars = vars
 			res, err := t.h(ctx, req)
 			return res, state, err

@@ -9,38 +9,42 @@ import (
 // The wire types of the list and read results and their revision-aware
 // encoders: a member a revision does not define (title and outputSchema
 // before 2025-06-18, icons before 2025-11-25, …) is left out for clients
-// of that revision.
+// of that revision. For 2025-11-25 and later they write exactly what
+// encoding/json makes of the types (json.go).
 
 // Tool describes a tool in tools/list.
 type Tool struct {
 	// Name is 1–128 of [A-Za-z0-9_.-], unique in the server.
-	Name        string
-	Title       string // since 2025-06-18
-	Description string
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"` // since 2025-06-18
+	Description string `json:"description,omitempty"`
 	// InputSchema is the arguments' JSON Schema: anything that encodes to
 	// a JSON object schema (json.RawMessage is kept byte for byte, which
 	// keeps $schema, $defs, additionalProperties and x- keywords). nil
 	// with AddTool means "infer from the Go type"; with AddToolRaw, an
-	// object with no constraints.
-	InputSchema any
+	// object with no constraints. JSON encodes nil as {"type":"object"}.
+	InputSchema any `json:"inputSchema"`
 	// OutputSchema (since 2025-06-18) is the structuredContent's schema; as InputSchema.
-	OutputSchema any
-	Annotations  *ToolAnnotations
-	Icons        []Icon // since 2025-11-25
-	Meta         Meta   // since 2025-06-18
+	OutputSchema any              `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []Icon           `json:"icons,omitempty"` // since 2025-11-25
+	Meta         Meta             `json:"_meta,omitempty"` // since 2025-06-18
 
 	// TaskSupport lets a 2026-07-28 call of this tool run as a task when
 	// the tasks extension is enabled (ServerOptions.Tasks) and the client
 	// declares it: the call is answered at once with a task that the
 	// client polls with tasks/get. TaskRequired refuses a client without
 	// the extension (-32021); TaskOptional runs the tool synchronously
-	// for it, as do legacy sessions.
-	TaskSupport TaskSupport
+	// for it, as do legacy sessions. It is the server's own setting, not
+	// sent to clients.
+	TaskSupport TaskSupport `json:"-"`
 	// DeferTask makes a task-capable call start synchronously: the
 	// handler may gather input first (input_required rounds) and turns
 	// the call into a task when it calls CallToolRequest.StartTask. A
 	// handler that returns without calling it answers synchronously.
-	DeferTask bool
+	DeferTask bool `json:"-"`
+	// Access says which callers may see and call the tool; nil: all.
+	Access *Access `json:"-"`
 }
 
 // ToolAnnotations are untrusted hints about a tool's behaviour.
@@ -54,8 +58,9 @@ type ToolAnnotations struct {
 
 // ListToolsResult is one page of tools/list.
 type ListToolsResult struct {
-	Tools      []*Tool
-	NextCursor string
+	Tools      []*Tool `json:"tools"`
+	NextCursor string  `json:"nextCursor,omitempty"`
+	Meta       Meta    `json:"_meta,omitempty"`
 
 	encoded []byte // set by the Server: the page, already encoded
 }
@@ -63,54 +68,62 @@ type ListToolsResult struct {
 // CallToolResult is a tools/call result. A tool's own failure is a result
 // with IsError set, not a protocol error, so the model can react to it.
 type CallToolResult struct {
-	Content []Content
+	Content []Content `json:"content"`
 	// StructuredContent must match the tool's output schema when it has
 	// one; any JSON-encodable value.
-	StructuredContent any
-	IsError           bool
-	Meta              Meta
+	StructuredContent any  `json:"structuredContent,omitempty"`
+	IsError           bool `json:"isError,omitempty"`
+	Meta              Meta `json:"_meta,omitempty"`
 
 	structured json.RawMessage // set by typed tools: encoded and checked
 }
 
 // Resource describes a resource in resources/list.
 type Resource struct {
-	URI         string
-	Name        string
-	Title       string // since 2025-06-18
-	Description string
-	MIMEType    string
-	Size        *int64
-	Annotations *Annotations
-	Icons       []Icon // since 2025-11-25
-	Meta        Meta   // since 2025-06-18
+	URI         string       `json:"uri"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"` // since 2025-06-18
+	Description string       `json:"description,omitempty"`
+	MIMEType    string       `json:"mimeType,omitempty"`
+	Size        *int64       `json:"size,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"` // since 2025-11-25
+	Meta        Meta         `json:"_meta,omitempty"` // since 2025-06-18
+	// Access says which callers may see and read the resource; nil: all.
+	Access *Access `json:"-"`
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI
 // template in resources/templates/list.
 type ResourceTemplate struct {
-	URITemplate string
-	Name        string
-	Title       string // since 2025-06-18
-	Description string
-	MIMEType    string
-	Annotations *Annotations
-	Icons       []Icon // since 2025-11-25
-	Meta        Meta   // since 2025-06-18
+	URITemplate string       `json:"uriTemplate"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"` // since 2025-06-18
+	Description string       `json:"description,omitempty"`
+	MIMEType    string       `json:"mimeType,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"` // since 2025-11-25
+	Meta        Meta         `json:"_meta,omitempty"` // since 2025-06-18
+	// Access says which callers may see the template and read what it
+	// matches; nil: all. A caller it is hidden from reads through the
+	// next template that matches, as if it were not there.
+	Access *Access `json:"-"`
 }
 
 // ListResourcesResult is one page of resources/list.
 type ListResourcesResult struct {
-	Resources  []*Resource
-	NextCursor string
+	Resources  []*Resource `json:"resources"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+	Meta       Meta        `json:"_meta,omitempty"`
 
 	encoded []byte
 }
 
 // ListResourceTemplatesResult is one page of resources/templates/list.
 type ListResourceTemplatesResult struct {
-	ResourceTemplates []*ResourceTemplate
-	NextCursor        string
+	ResourceTemplates []*ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        string              `json:"nextCursor,omitempty"`
+	Meta              Meta                `json:"_meta,omitempty"`
 
 	encoded []byte
 }
@@ -118,48 +131,52 @@ type ListResourceTemplatesResult struct {
 // ReadResourceResult is a resources/read result. Pitfall: an empty
 // Contents is not "not found": return ErrResourceNotFound for that.
 type ReadResourceResult struct {
-	Contents []*ResourceContents
-	Meta     Meta
+	Contents []*ResourceContents `json:"contents"`
+	Meta     Meta                `json:"_meta,omitempty"`
 }
 
 // Prompt describes a prompt in prompts/list.
 type Prompt struct {
-	Name        string
-	Title       string // since 2025-06-18
-	Description string
-	Arguments   []*PromptArgument
-	Icons       []Icon // since 2025-11-25
-	Meta        Meta   // since 2025-06-18
+	Name        string            `json:"name"`
+	Title       string            `json:"title,omitempty"` // since 2025-06-18
+	Description string            `json:"description,omitempty"`
+	Arguments   []*PromptArgument `json:"arguments,omitempty"`
+	Icons       []Icon            `json:"icons,omitempty"` // since 2025-11-25
+	Meta        Meta              `json:"_meta,omitempty"` // since 2025-06-18
+	// Access says which callers may see and get the prompt (and complete
+	// its arguments); nil: all.
+	Access *Access `json:"-"`
 }
 
 // PromptArgument is one named string argument of a prompt; a Required one
 // missing from prompts/get is InvalidParams before the handler runs.
 type PromptArgument struct {
-	Name        string
-	Title       string // since 2025-06-18
-	Description string
-	Required    bool
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"` // since 2025-06-18
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
 }
 
 // ListPromptsResult is one page of prompts/list.
 type ListPromptsResult struct {
-	Prompts    []*Prompt
-	NextCursor string
+	Prompts    []*Prompt `json:"prompts"`
+	NextCursor string    `json:"nextCursor,omitempty"`
+	Meta       Meta      `json:"_meta,omitempty"`
 
 	encoded []byte
 }
 
 // GetPromptResult is a prompts/get result.
 type GetPromptResult struct {
-	Description string
-	Messages    []*PromptMessage
-	Meta        Meta
+	Description string           `json:"description,omitempty"`
+	Messages    []*PromptMessage `json:"messages"`
+	Meta        Meta             `json:"_meta,omitempty"`
 }
 
 // PromptMessage is one message of a prompt.
 type PromptMessage struct {
-	Role    Role
-	Content Content
+	Role    Role    `json:"role"`
+	Content Content `json:"content"`
 }
 
 func (e *encoder) icons(rev Revision, icons []Icon) {
@@ -294,7 +311,7 @@ func appendPage(dst []byte, key string, items [][]byte, next string) []byte {
 	return append(dst, '}')
 }
 
-func (e *encoder) list(key string, n int, next string, item func(i int)) {
+func (e *encoder) list(key string, n int, next string, meta Meta, item func(i int)) {
 	e.open()
 	e.key(key)
 	e.b = append(e.b, '[')
@@ -308,6 +325,7 @@ func (e *encoder) list(key string, n int, next string, item func(i int)) {
 	if next != "" {
 		e.strField("nextCursor", next)
 	}
+	e.meta(meta)
 	e.close()
 }
 
@@ -316,7 +334,7 @@ func encodeListTools(rev Revision, r *ListToolsResult) ([]byte, error) {
 		return r.encoded, nil
 	}
 	return marshalWith(func(e *encoder) {
-		e.list("tools", len(r.Tools), r.NextCursor, func(i int) { e.tool(rev, r.Tools[i], nil, nil) })
+		e.list("tools", len(r.Tools), r.NextCursor, r.Meta, func(i int) { e.tool(rev, r.Tools[i], nil, nil) })
 	})
 }
 
@@ -325,7 +343,7 @@ func encodeListResources(rev Revision, r *ListResourcesResult) ([]byte, error) {
 		return r.encoded, nil
 	}
 	return marshalWith(func(e *encoder) {
-		e.list("resources", len(r.Resources), r.NextCursor, func(i int) { e.resource(rev, r.Resources[i]) })
+		e.list("resources", len(r.Resources), r.NextCursor, r.Meta, func(i int) { e.resource(rev, r.Resources[i]) })
 	})
 }
 
@@ -334,7 +352,7 @@ func encodeListTemplates(rev Revision, r *ListResourceTemplatesResult) ([]byte, 
 		return r.encoded, nil
 	}
 	return marshalWith(func(e *encoder) {
-		e.list("resourceTemplates", len(r.ResourceTemplates), r.NextCursor, func(i int) { e.resourceTemplate(rev, r.ResourceTemplates[i]) })
+		e.list("resourceTemplates", len(r.ResourceTemplates), r.NextCursor, r.Meta, func(i int) { e.resourceTemplate(rev, r.ResourceTemplates[i]) })
 	})
 }
 
@@ -343,7 +361,7 @@ func encodeListPrompts(rev Revision, r *ListPromptsResult) ([]byte, error) {
 		return r.encoded, nil
 	}
 	return marshalWith(func(e *encoder) {
-		e.list("prompts", len(r.Prompts), r.NextCursor, func(i int) { e.prompt(rev, r.Prompts[i]) })
+		e.list("prompts", len(r.Prompts), r.NextCursor, r.Meta, func(i int) { e.prompt(rev, r.Prompts[i]) })
 	})
 }
 

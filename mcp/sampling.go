@@ -27,6 +27,7 @@ type CreateMessageParams struct {
 type SamplingMessage struct {
 	Role    Role    `json:"role"`
 	Content Content `json:"content"`
+	Meta    Meta    `json:"_meta,omitempty"` // since 2025-11-25
 }
 
 // ModelPreferences are the server's hints for model choice; priorities are
@@ -47,11 +48,12 @@ type ModelHint struct {
 // first content block of a kind this package knows (nil otherwise, e.g.
 // for 2025-11-25 tool_use blocks); Raw keeps the whole result.
 type CreateMessageResult struct {
-	Role       Role
-	Content    Content
-	Model      string
-	StopReason string
-	Raw        json.RawMessage
+	Role       Role            `json:"role"`
+	Content    Content         `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Meta       Meta            `json:"_meta,omitempty"`
+	Raw        json.RawMessage `json:"-"`
 }
 
 // UnmarshalJSON decodes a result whose content is one block or an array.
@@ -61,11 +63,12 @@ func (r *CreateMessageResult) UnmarshalJSON(b []byte) error {
 		Content    json.RawMessage `json:"content"`
 		Model      string          `json:"model"`
 		StopReason string          `json:"stopReason"`
+		Meta       Meta            `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	r.Role, r.Model, r.StopReason = w.Role, w.Model, w.StopReason
+	*r = CreateMessageResult{Role: w.Role, Model: w.Model, StopReason: w.StopReason, Meta: w.Meta}
 	r.Raw = append(json.RawMessage(nil), b...)
 	c := w.Content
 	if len(c) > 0 && c[0] == '[' {
@@ -113,6 +116,7 @@ type ElicitResult struct {
 // ListRootsResult is the client's roots/list answer.
 type ListRootsResult struct {
 	Roots []Root `json:"roots"`
+	Meta  Meta   `json:"_meta,omitempty"`
 }
 
 // Root is a filesystem root the client exposes (a file:// URI).

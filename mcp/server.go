@@ -40,6 +40,17 @@ type ServerOptions struct {
 	// nil leaves it off. See TaskOptions and Tool.TaskSupport. Each
 	// endpoint that serves the Server keeps its own tasks.
 	Tasks *TaskOptions
+
+	// Middleware wraps the handling of every method the Server serves,
+	// on every transport (Streamable HTTP, stdio, mcptest): the first is
+	// the outermost. Each sees the request (method, params, the caller's
+	// Identity and Session) before the method runs, and its result or
+	// error after: tracing, audit logs, rate limits or authorization per
+	// tool. It runs after the protocol's own checks (an unknown method,
+	// one the revision or the capabilities do not allow), which never
+	// reach it, and inside the crash guard. See MethodHandler. None, the
+	// default, costs nothing.
+	Middleware []func(next MethodHandler) MethodHandler
 }
 
 // Server is the registry most users write against: tools, resources,
@@ -99,6 +110,7 @@ func NewServer(info Implementation, opts *ServerOptions) *Server {
 	}
 	s.keys = seal.New(s.opts.Keys)
 	s.opts.Keys = nil
+	s.opts.Middleware = slices.Clone(s.opts.Middleware)
 	sn := &snapshot{
 		tools:       map[string]*toolEntry{},
 		resources:   map[string]*resourceEntry{},
@@ -182,8 +194,12 @@ func (s *Server) SetLogLevel(ctx context.Context, req *SetLogLevelRequest, state
 }
 
 // Subscribe implements SubscriptionHandler: any URI may be subscribed to;
-// the session records it.
+// the session records it. A resource hidden from the caller is answered
+// alike but not recorded, so its updates do not reveal it.
 func (s *Server) Subscribe(ctx context.Context, req *SubscribeRequest, state any) (any, error) {
+	if s.snap.Load().hiddenResource(ctx, &req.Request, req.URI) {
+		return state, errNotRecorded
+	}
 	return state, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/conn"
@@ -39,6 +40,10 @@ type ConnOptions struct {
 	// the protocol. It binds 2026-07-28 requestState and tasks to their
 	// caller. Default "" (anonymous).
 	Identity string
+	// Scopes are the scopes the client holds, for the tools, resources
+	// and prompts with Access.Scopes; like Identity, decide them from
+	// the environment. Default none.
+	Scopes []string
 	// Logger receives handler panics, hidden handler errors and
 	// connection trouble; default slog.Default(). Over stdio it must not
 	// write to standard output, which carries the protocol (the log
@@ -116,8 +121,11 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 		return err
 	}
 	maxBatch, maxAnswer := orDefault(o.MaxBatch, defaultMaxBatch), orDefault(o.MaxAnswerBytes, defaultMaxAnswerBytes)
-	eng := newEngine(h, engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel,
-		MaxAnswer: maxAnswer})
+	eo := engineOptions{Logger: o.Logger, Listen: (*ListenOptions)(nil).withDefaults(), Telemetry: tel, MaxAnswer: maxAnswer}
+	if scopes := slices.Clone(o.Scopes); scopes != nil {
+		eo.Scopes = func(context.Context) []string { return scopes }
+	}
+	eng := newEngine(h, eo)
 	return conn.Serve(ctx, conn.Config{Engine: eng, Identity: o.Identity, Logger: o.Logger,
 		RequestTimeout: o.RequestTimeout, QueueSize: o.QueueSize, MaxBatch: maxBatch, MaxAnswer: maxAnswer,
 		Grace: o.ShutdownTimeout}, c)

@@ -46,7 +46,7 @@ func startStdio(t *testing.T, h Handler, opts *ConnOptions) *stdioClient {
 	lg, _ := quietLogger()
 	o := &ConnOptions{Logger: lg, MaxMessageBytes: 1 << 16}
 	if opts != nil {
-		o.Identity, o.QueueSize, o.RequestTimeout, o.Telemetry = opts.Identity, opts.QueueSize, opts.RequestTimeout, opts.Telemetry
+		o.Identity, o.QueueSize, o.RequestTimeout, o.Telemetry, o.Scopes = opts.Identity, opts.QueueSize, opts.RequestTimeout, opts.Telemetry, opts.Scopes
 		o.MaxBatch, o.MaxAnswerBytes = opts.MaxBatch, opts.MaxAnswerBytes
 	}
 	c := &stdioClient{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1), msgs: make(chan rpcLine, 256)}

@@ -205,9 +205,10 @@ func (s *taskStore) run(ctx context.Context, call *protocol.Call, req *CallToolR
 		}
 		return tctx
 	}
-	req.startTask = start
 	hctx := ctx
-	if !deferred {
+	if deferred {
+		hctx = context.WithValue(ctx, startTaskKey{}, start)
+	} else {
 		hctx = start()
 		if startErr != nil {
 			return protocol.Reply{State: state, Err: startErr}
@@ -264,11 +265,16 @@ func (s *taskStore) run(ctx context.Context, call *protocol.Call, req *CallToolR
 // the call goes on as it was. Pitfall: keep using the returned context;
 // the call's own context ends when its request is answered.
 func (r *CallToolRequest) StartTask(ctx context.Context) context.Context {
-	if r.startTask == nil {
+	start, ok := ctx.Value(startTaskKey{}).(func() context.Context)
+	if !ok {
 		return ctx
 	}
-	return r.startTask()
+	return start()
 }
+
+// startTaskKey carries a deferred task call's StartTask in its context
+// (rather than in every CallToolRequest, which must stay small).
+type startTaskKey struct{}
 
 // create registers a new working task for owner.
 func (s *taskStore) create(parent context.Context, owner string) (*task, context.Context, *wire.Error) {

@@ -52,6 +52,9 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceFunc) error 
 		return fmt.Errorf("%w: template %q", ErrNilHandler, t.URITemplate)
 	}
 	ent := &templateEntry{tmpl: *t, parse: parsed, vars: parsed.Varnames(), h: h}
+	if ent.tmpl.Access, err = cloneAccess(t.Access); err != nil {
+		return fmt.Errorf("template %q: %w", t.URITemplate, err)
+	}
 	if ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.resourceTemplate(rev, &ent.tmpl) }); err != nil {
 		return fmt.Errorf("%w: template %q: %v", ErrName, t.URITemplate, err)
 	}
@@ -91,7 +94,8 @@ func (s *Server) templatePageSet(ts []*templateEntry) *pageSet {
 	for i, t := range ts {
 		keys[i] = t.tmpl.URITemplate
 	}
-	return newPageSet('u', "resourceTemplates", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ts[i].enc })
+	return newPageSet('u', "resourceTemplates", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ts[i].enc },
+		func(i int) *Access { return ts[i].tmpl.Access })
 }
 
 func (sn *snapshot) template(uriTemplate string) *templateEntry {
@@ -105,7 +109,7 @@ func (sn *snapshot) template(uriTemplate string) *templateEntry {
 
 // ListResourceTemplates implements ResourceTemplateHandler.
 func (s *Server) ListResourceTemplates(ctx context.Context, req *ListRequest, state any) (*ListResourceTemplatesResult, any, error) {
-	page, err := s.snap.Load().templatePages.page(req.Revision, req.Cursor, s.keys)
+	page, err := s.snap.Load().templatePages.page(ctx, req, s.keys)
 	if err != nil {
 		return nil, state, err
 	}

@@ -184,6 +184,10 @@ func (s *Server) addTool(t *Tool, call RawToolFunc) (*toolEntry, error) {
 		return nil, fmt.Errorf("%w: %q", ErrToolName, t.Name)
 	}
 	ent := &toolEntry{tool: *t, call: call}
+	var err error
+	if ent.tool.Access, err = cloneAccess(t.Access); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
 	in, err := schemaBytes(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q input: %w", t.Name, err)
@@ -259,12 +263,13 @@ func (s *Server) toolPageSet(tools map[string]*toolEntry) *pageSet {
 	for k, v := range tools {
 		keys, ents = append(keys, k), append(ents, v)
 	}
-	return newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc })
+	return newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+		func(i int) *Access { return ents[i].tool.Access })
 }
 
 // ListTools implements ToolHandler with pre-encoded pages.
 func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*ListToolsResult, any, error) {
-	page, err := s.snap.Load().toolPages.page(req.Revision, req.Cursor, s.keys)
+	page, err := s.snap.Load().toolPages.page(ctx, req, s.keys)
 	if err != nil {
 		return nil, state, err
 	}
@@ -274,6 +279,14 @@ func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*L
 // CallTool implements ToolHandler: lookup, argument validation, the tool.
 func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) (*CallToolResult, any, error) {
 	ent := s.snap.Load().tools[req.Name]
+	if ent != nil && ent.tool.Access != nil {
+		switch ent.tool.Access.check(ctx, &req.Request) {
+		case hidden:
+			ent = nil
+		case refused:
+			return nil, state, refusal(ent.tool.Access)
+		}
+	}
 	if ent == nil {
 		return nil, state, fmt.Errorf("%w: %q", ErrUnknownTool, req.Name)
 	}
@@ -305,11 +318,11 @@ func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, 
 
 // paramHeaders implements paramHeaderer: the tool's x-mcp-header
 // annotations, checked against Mcp-Param-* headers in 2026-07-28.
-func (s *Server) paramHeaders(tool string) []protocol.ParamHeader {
+func (s *Server) paramHeaders(tool string) ([]protocol.ParamHeader, *Access) {
 	if ent := s.snap.Load().tools[tool]; ent != nil {
-		return ent.headers
+		return ent.headers, ent.tool.Access
 	}
-	return nil
+	return nil, nil
 }
 
 // toolTaskSupport implements taskSupporter.

@@ -321,7 +321,7 @@ func (s *server) session() *session.Session {
 // session or among the 2026-07-28 calls, is cancelled and gets no
 // response.
 func (s *server) cancel(msg *wire.Message) {
-	call := protocol.Call{Method: msg.Method, Params: msg.Params, Revision: protocol.Rev20251125, Tape: msg.Tape}
+	call := protocol.Call{Method: msg.Method, Params: msg.Params, Revision: protocol.Rev20251125, Tape: msg.Tape, Identity: s.cfg.Identity}
 	if sess := s.session(); sess != nil {
 		call.Revision = sess.Revision()
 	}

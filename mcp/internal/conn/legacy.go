@@ -41,7 +41,7 @@ func (s *server) legacy(msg *wire.Message) {
 			return
 		}
 		if msg.Kind == wire.KindRequest {
-			call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape}
+			call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape, Identity: s.cfg.Identity}
 			s.finish(msg.ID, s.eng.Dispatch(s.ctx, &call, nil))
 		}
 		return
@@ -61,7 +61,7 @@ func (s *server) legacy(msg *wire.Message) {
 // initialize starts the session. It runs before the next message is
 // read, which therefore belongs to the new session.
 func (s *server) initialize(msg *wire.Message) {
-	call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape}
+	call := protocol.Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Tape: msg.Tape, Identity: s.cfg.Identity}
 	reply := s.eng.Dispatch(s.ctx, &call, nil)
 	if reply.Err == nil && reply.Effect.Kind == protocol.EffectInitialize {
 		s.mu.Lock()
@@ -86,6 +86,7 @@ func (s *server) call(sess *session.Session, msg *wire.Message, mode protocol.Mo
 		sess.Untrack(msg.ID)
 	}()
 	c := sess.Call(msg, &callOutbound{s: s, sess: sess, id: msg.ID})
+	c.Identity = s.cfg.Identity
 	reply := sess.Dispatch(ctx, s.eng, &c, mode, nil)
 	if msg.Kind == wire.KindRequest {
 		s.finish(msg.ID, reply)
@@ -142,6 +143,7 @@ func (s *server) batch(body []byte) {
 				continue
 			}
 			c := sess.Call(msg, &callOutbound{s: s, sess: sess, id: msg.ID})
+			c.Identity = s.cfg.Identity
 			reply := sess.Dispatch(ctx, s.eng, &c, info.Mode, nil)
 			cancel()
 			sess.Untrack(msg.ID)

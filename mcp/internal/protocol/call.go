@@ -30,8 +30,9 @@ type Call struct {
 	LogLevel LogLevel
 	// Outbound is the call's back channel; nil means Discard.
 	Outbound Outbound
-	// Identity is who is calling ("" for anonymous). It binds 2026-07-28
-	// requestState and tasks to their caller.
+	// Identity is who is calling ("" for anonymous): handlers and
+	// middleware read it, and it binds 2026-07-28 requestState and tasks
+	// to their caller.
 	Identity string
 	// Session is the session's id where the transport has one ("" over
 	// stdio and without sessions), for telemetry.

@@ -32,8 +32,20 @@ type Engine interface {
 	// Equal inputs may share one read-only value.
 	Client(raw []byte) any
 	// ParamHeaders returns the x-mcp-header annotations of a tool's
-	// arguments (2026-07-28 Mcp-Param-* headers); nil for none.
-	ParamHeaders(tool string) []ParamHeader
+	// arguments (2026-07-28 Mcp-Param-* headers), for a tools/call from
+	// identity with client's capabilities; nil for none, and for a tool
+	// hidden from that caller.
+	ParamHeaders(ctx context.Context, tool, identity string, client any) []ParamHeader
+	// StepUp returns the scopes the caller of call (tools/call,
+	// prompts/get or resources/read) lacks to use the item it names,
+	// which it may see: the transport answers with the step-up challenge
+	// instead of dispatching it. nil to dispatch it.
+	StepUp(ctx context.Context, call *Call) []string
+	// HiddenLists returns the changes that tell a client its lists
+	// changed, for the lists that hide items from some callers: when a
+	// session's caller holds other scopes than before, what it may see
+	// changed.
+	HiddenLists() []Change
 	// Listen opens a subscriptions/listen subscription for a checked
 	// 2026-07-28 call that arrived with ctx (the trace context of what
 	// the subscription sends comes from it and from the call's _meta).

@@ -1,9 +1,11 @@
 package streamable
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/saguaro-go/saguaro/controller"
+	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
 )
 
@@ -31,6 +33,24 @@ func callName(msg *wire.Message) string {
 		})
 	}
 	return name
+}
+
+// stepUp asks the engine whether the caller of a request must add scopes
+// to use what it names: then the step-up challenge answers it (Config.StepUp)
+// and it is not dispatched.
+func (t *Transport) stepUp(r *http.Request, call *protocol.Call) controller.Reply {
+	if t.cfg.StepUp == nil || call.ID.IsZero() {
+		return nil
+	}
+	scopes := t.engine.StepUp(r.Context(), call)
+	if scopes == nil {
+		return nil
+	}
+	id := call.ID
+	return controller.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.attrs(r.Context(), slog.Int(protocol.AttrErrorCode, wire.InvalidRequest))
+		t.cfg.StepUp(w, r, id, scopes)
+	}))
 }
 
 // authorize asks Options.Authorize about a request (never a notification

@@ -52,7 +52,7 @@ func (s *session) streamingCall(r *controller.Request, msg *wire.Message, body b
 	s.newCallStream(st, mb, cancel, msg.ID)
 	sc.out.st = st
 	sc.call = s.Call(msg, &sc.out)
-	sc.call.Session = s.id
+	sc.call.Session, sc.call.Identity = s.id, s.identity
 	if sc.body = body.take(); sc.body == nil {
 		sc.call.Params = append(json.RawMessage(nil), msg.Params...)
 		sc.call.Tape = nil
@@ -329,7 +329,7 @@ func (t *Transport) statelessStreaming(msg *wire.Message) bool {
 // response and the result ends it; a call that emits nothing is answered
 // as JSON.
 func (t *Transport) statelessCall(r *controller.Request, rev protocol.Revision, msg *wire.Message) controller.Reply {
-	call := callOf(msg, rev)
+	call := t.callOf(r.Request, msg, rev)
 	call.Params = append(json.RawMessage(nil), msg.Params...) // the body is reused once Handle returns
 	return t.oneCallStream(r, &call, func(id wire.ID, e *wire.Error) ([]byte, int) {
 		return wire.AppendErrorResponse(nil, id, e), http.StatusOK

@@ -69,9 +69,13 @@ func (e *pingEngine) AppendReply(dst []byte, id wire.ID, r protocol.Reply) []byt
 	return wire.AppendResponse(dst, id, r.Result)
 }
 
-func (e *pingEngine) Client(raw []byte) any                      { return nil }
-func (e *pingEngine) ParamHeaders(string) []protocol.ParamHeader { return nil }
-func (e *pingEngine) OnChange(func(protocol.Change)) func()      { return func() {} }
+func (e *pingEngine) Client(raw []byte) any { return nil }
+func (e *pingEngine) ParamHeaders(context.Context, string, string, any) []protocol.ParamHeader {
+	return nil
+}
+func (e *pingEngine) StepUp(context.Context, *protocol.Call) []string { return nil }
+func (e *pingEngine) HiddenLists() []protocol.Change                  { return nil }
+func (e *pingEngine) OnChange(func(protocol.Change)) func()           { return func() {} }
 
 func (e *pingEngine) TraceChange(_ context.Context, _ protocol.Revision, _ string, msg []byte) ([]byte, func()) {
 	return msg, nil

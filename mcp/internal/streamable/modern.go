@@ -117,6 +117,7 @@ type modernCall struct {
 	client   any // shared, read-only
 	logLevel protocol.LogLevel
 	read     protocol.Modern // what ReadModern read; it aliases the body
+	identity string          // Config.Identity's
 }
 
 // modernMessage serves one decoded modern message. The body behind msg
@@ -195,6 +196,15 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 		return modernCall{}, http.StatusNotFound, methodNotFound(msg.Method)
 	}
 
+	client, level, jerr := m.Context(t.engine)
+	if jerr != nil {
+		return modernCall{}, http.StatusBadRequest, jerr
+	}
+	identity := ""
+	if t.cfg.Identity != nil {
+		identity = t.cfg.Identity(r)
+	}
+
 	// Mcp-Name and Mcp-Param-*.
 	if field := protocol.NameField(msg.Method); field != "" && m.HasName {
 		nv, ok := oneHeader(h, "Mcp-Name")
@@ -209,7 +219,7 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 			return modernCall{}, http.StatusBadRequest, headerMismatch("Mcp-Name does not match params.%s", field)
 		}
 		if m.IsTool {
-			if specs := t.engine.ParamHeaders(m.Name); len(specs) > 0 {
+			if specs := t.engine.ParamHeaders(r.Context(), m.Name, identity, client); len(specs) > 0 {
 				if jerr := checkParamHeaders(h, specs, m.Args); jerr != nil {
 					return modernCall{}, http.StatusBadRequest, jerr
 				}
@@ -217,11 +227,7 @@ func (t *Transport) checkModern(r *http.Request, msg *wire.Message) (modernCall,
 		}
 	}
 
-	client, level, jerr := m.Context(t.engine)
-	if jerr != nil {
-		return modernCall{}, http.StatusBadRequest, jerr
-	}
-	return modernCall{client: client, logLevel: level, read: m}, 0, nil
+	return modernCall{client: client, logLevel: level, read: m, identity: identity}, 0, nil
 }
 
 // methodNotFound is MethodNotFound naming the method.
@@ -238,8 +244,9 @@ func (t *Transport) modernCall(r *controller.Request, msg *wire.Message, mc *mod
 		Revision: protocol.Rev20260728, Client: mc.client, LogLevel: mc.logLevel,
 		Owned: true, NoInput: !mc.read.Input}}
 	call := &oc.Call
-	if t.cfg.Identity != nil {
-		call.Identity = t.cfg.Identity(r.Request)
+	call.Identity = mc.identity
+	if refused := t.stepUp(r.Request, call); refused != nil {
+		return refused
 	}
 	if mc.logLevel == protocol.LogOff && !mc.read.Progress {
 		// Nothing can stream: logs need _meta logLevel and progress a

@@ -180,10 +180,13 @@ func (t *Transport) stateless(r *controller.Request, rev protocol.Revision, msg 
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
+	call := t.callOf(r.Request, msg, rev)
+	if refused := t.stepUp(r.Request, &call); refused != nil {
+		return refused
+	}
 	if t.statelessStreaming(msg) {
 		return t.statelessCall(r, rev, msg)
 	}
-	call := callOf(msg, rev)
 	reply := t.dispatchAlone(ctx, &call)
 	return t.answer(r.Request, msg, &reply)
 }
@@ -320,7 +323,7 @@ func (t *Transport) runBatch(r *controller.Request, sess *session, rev protocol.
 			if sess != nil {
 				reply = sess.dispatchSync(r.Request, msg)
 			} else if msg.Kind != wire.KindResponse && msg.Kind != wire.KindErrorResponse {
-				call := callOf(msg, rev)
+				call := t.callOf(r.Request, msg, rev)
 				rp := t.dispatchAlone(r.Context(), &call)
 				reply = &rp
 			}
@@ -356,7 +359,12 @@ func (b bodyRef) take() *[]byte {
 	return b.buf
 }
 
-// callOf is the engine's Call of a decoded message.
-func callOf(m *wire.Message, rev protocol.Revision) protocol.Call {
-	return protocol.Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev, Tape: m.Tape}
+// callOf is the engine's Call of a decoded message of a request without
+// a session.
+func (t *Transport) callOf(r *http.Request, m *wire.Message, rev protocol.Revision) protocol.Call {
+	c := protocol.Call{Method: m.Method, ID: m.ID, Params: m.Params, Revision: rev, Tape: m.Tape}
+	if t.cfg.Identity != nil {
+		c.Identity = t.cfg.Identity(r)
+	}
+	return c
 }

@@ -91,6 +91,7 @@ type session struct {
 	// included.
 	mu         sync.Mutex
 	clientRaw  json.RawMessage // Client, as the cluster's record keeps it
+	grants     string          // the scopes of the last request (regrant)
 	ended      bool
 	holds      int
 	timer      *time.Timer
@@ -149,6 +150,9 @@ func (tab *sessionTable) add(r *http.Request, rev protocol.Revision, client any,
 	}
 	if tab.t.cfg.Identity != nil {
 		s.identity = tab.t.cfg.Identity(r)
+	}
+	if tab.t.cfg.Scopes != nil {
+		s.grants = grantsOf(tab.t.cfg.Scopes(r.Context()))
 	}
 	s.caller = tab.t.callerOf(r)
 	if !tab.t.callers.acquire(s.caller, holdSession, tab.t.cfg.Limits.Sessions) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/saguaro-go/saguaro/controller"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
@@ -32,7 +34,7 @@ func (tab *sessionTable) initialize(r *controller.Request, msg *wire.Message) co
 	}
 	t := tab.t
 	t.callAttrs(r.Request, msg, 0)
-	call := callOf(msg, 0)
+	call := t.callOf(r.Request, msg, 0)
 	reply := t.engine.Dispatch(r.Context(), &call, nil)
 	if reply.Err != nil || reply.Effect.Kind != protocol.EffectInitialize {
 		return t.answer(r.Request, msg, &reply)
@@ -83,6 +85,16 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 	if refused := t.authorize(r.Request, msg); refused != nil {
 		return refused
 	}
+	if t.cfg.Scopes != nil {
+		s.regrant(r.Context())
+	}
+	if t.cfg.StepUp != nil && msg.Kind == wire.KindRequest {
+		call := s.Call(msg, nil)
+		call.Session, call.Identity = s.id, s.identity
+		if refused := t.stepUp(r.Request, &call); refused != nil {
+			return refused
+		}
+	}
 	info, known := t.engine.Method(msg.Method)
 	if known && info.Mode == protocol.ModeStreaming && msg.Kind == wire.KindRequest && !t.cfg.JSONResponse {
 		return s.streamingCall(r, msg, body)
@@ -93,6 +105,37 @@ func (s *session) post(r *controller.Request, rev protocol.Revision, msg *wire.M
 		return errorReply(http.StatusNotFound, errSessionNotFound)
 	}
 	return t.answer(r.Request, msg, reply)
+}
+
+// regrant tells the session's client that its lists changed when the
+// scopes its caller holds did (a token that stepped up, or one with
+// fewer scopes), for the lists that hide items from some callers: what it
+// may see changed, though the lists did not.
+func (s *session) regrant(ctx context.Context) {
+	t := s.tab.t
+	lists := t.engine.HiddenLists()
+	if len(lists) == 0 {
+		return
+	}
+	grants := grantsOf(t.cfg.Scopes(ctx))
+	s.mu.Lock()
+	changed := grants != s.grants
+	s.grants = grants
+	s.mu.Unlock()
+	if !changed {
+		return
+	}
+	st := s.standalone()
+	for _, c := range lists {
+		st.emit(wire.AppendNotification(nil, c.Notification(), nil))
+	}
+}
+
+// grantsOf is a set of scopes as one comparable string.
+func grantsOf(scopes []string) string {
+	scopes = slices.Clone(scopes)
+	slices.Sort(scopes)
+	return strings.Join(scopes, " ")
 }
 
 // dispatchSync serves a message on the connection's goroutine and returns
@@ -118,7 +161,7 @@ func (s *session) dispatchSync(r *http.Request, msg *wire.Message) *protocol.Rep
 		s.untrack(msg.ID)
 	}()
 	call := s.Call(msg, &sessionOutbound{s: s})
-	call.Session = s.id
+	call.Session, call.Identity = s.id, s.identity
 	info, _ := t.engine.Method(msg.Method)
 	var saved func()
 	if t.cfg.Codec.Movable() {

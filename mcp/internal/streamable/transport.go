@@ -39,6 +39,13 @@ type Config struct {
 	Identity func(*http.Request) string
 	// Authorize may refuse a request; nil lets everything through.
 	Authorize func(r *http.Request, method, name string) http.Handler
+	// Scopes reports the scopes a request's caller holds; nil: none
+	// (and no session's scopes change).
+	Scopes func(context.Context) []string
+	// StepUp answers a call whose caller lacks scopes to use what it
+	// names (Engine.StepUp), instead of dispatching it; nil dispatches
+	// every call.
+	StepUp func(w http.ResponseWriter, r *http.Request, id wire.ID, scopes []string)
 	// Attrs receives log attributes about each call; nil drops them.
 	Attrs func(ctx context.Context, attrs ...slog.Attr)
 	// Logger receives transport trouble. Required.

@@ -172,7 +172,9 @@ func hasInvalidUTF8(v reflect.Value, depth int) bool {
 		return hasInvalidUTF8(v.Elem(), depth+1)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() && hasInvalidUTF8(v.Field(i), depth+1) {
+			// An embedded struct of an unexported type is encoded too:
+			// its exported fields are promoted.
+			if f := v.Type().Field(i); (f.IsExported() || f.Anonymous) && hasInvalidUTF8(v.Field(i), depth+1) {
 				return true
 			}
 		}
