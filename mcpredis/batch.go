@@ -8,10 +8,11 @@ import (
 )
 
 // batchSize is how many script calls go to Redis in one pipeline: each
-// call takes 5–20 µs of the server's time (the more the busier the
-// machine), so that a batch stays near a millisecond or two and never
-// holds up other clients for long, whatever the number of sessions.
-const batchSize = 128
+// call takes 5–35 µs of the server's time (the more the busier the
+// machine: measured on two shared cores), so that a batch stays within a
+// millisecond or two and never holds up other clients for long, whatever
+// the number of sessions.
+const batchSize = 64
 
 // call is one run of a script: its keys and arguments.
 type call struct {

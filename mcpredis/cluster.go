@@ -94,8 +94,8 @@
 //   - Per change: on the shard of {c}, three short scripts and one message
 //     to each replica; on each replica about a microsecond of CPU for each
 //     session it runs that the change concerns; in Redis, one log script
-//     (10–20 µs) for each such session with a GET stream, in pipelined
-//     batches of 128 (2–3 ms of Redis time each), spread over the shards
+//     (10–35 µs) for each such session with a GET stream, in pipelined
+//     batches of 64 (1–2 ms of Redis time each), spread over the shards
 //     by session. No Redis call grows with the number of sessions: at
 //     100,000 sessions over three replicas, the last of 1,000 open
 //     streams heard a list change about 160 ms after it was made (100 ms

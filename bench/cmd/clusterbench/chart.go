@@ -38,10 +38,11 @@ func writeChart(r *runResult, path string) error {
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker = plot.ConstantTicks{{Value: 1e3, Label: "1k"}, {Value: 1e4, Label: "10k"}, {Value: 1e5, Label: "100k"}, {Value: 1e6, Label: "1M"}}
 	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 1, Label: "1 ms"}, {Value: 5, Label: "5 ms"}, {Value: 10, Label: "10 ms"},
-		{Value: 100, Label: "100 ms"}, {Value: 1000, Label: "1 s"}}
+		{Value: 100, Label: "100 ms"}, {Value: 1000, Label: "1 s"}, {Value: 10000, Label: "10 s"}}
 	p.X.Min, p.X.Max = 800, 1.25e6
-	p.Y.Min, p.Y.Max = 0.5, 3000
-	p.Legend.Top, p.Legend.Left = false, false
+	// Room above the lines for the legend.
+	p.Y.Min, p.Y.Max = 0.5, 1e6
+	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	ms := func(d time.Duration) float64 { return max(float64(d)/1e6, 0.05) }
 	var last, ping, call, seen plotter.XYs

@@ -11,7 +11,7 @@ import (
 // The targets of the cluster at scale.
 const (
 	// logBatch is mcpredis's batch of log scripts in one pipeline.
-	logBatch          = 128
+	logBatch          = 64
 	longestCallTarget = 5 * time.Millisecond
 	lastStreamTarget  = time.Second
 	fullLogTarget     = 2048 // bytes of Redis per session, a full log of changes
