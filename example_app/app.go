@@ -108,7 +108,7 @@ type app struct {
 	endpoint *mcp.Endpoint
 	// With -redis: the cluster and its client.
 	cluster *mcpredis.Cluster
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	unwatch func()
 	// tel is the MCP endpoint's telemetry (/metrics, OTLP, the chart);
 	// stopChart ends the chart's feed.
@@ -232,7 +232,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 // turns 503 as soon as Redis stops answering.
 type pingedCluster struct {
 	*mcpredis.Cluster
-	rdb *redis.Client
+	rdb redis.UniversalClient
 }
 
 func (c pingedCluster) Healthy(ctx context.Context) error { return c.rdb.Ping(ctx).Err() }

@@ -22,7 +22,7 @@ import (
 // health signal mcp.Endpoint.Ready reads from a cluster that has one.
 type pinged struct {
 	*mcpredis.Cluster
-	rdb *redis.Client
+	rdb redis.UniversalClient
 }
 
 func (p pinged) Healthy(ctx context.Context) error { return p.rdb.Ping(ctx).Err() }
