@@ -85,7 +85,13 @@ unit: redis postgres
 # Debian's packages where it is missing).
 interop: redis postgres
 	CHROMIUM="$$(.ci/chromium.sh)"; export CHROMIUM; \
-	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
+	REDISTEST_CLUSTER=1 $(GO) test -race -count=1 -run '$(REPLICA_TESTS)' .
+
+# The example app's replica tests, run a second time by `interop` with
+# REDISTEST_CLUSTER=1: its three replicas then share their sessions on a
+# three-master Redis Cluster of their own (mcpredis/redistest).
+REPLICA_TESTS ?= ^(TestReplicasShareTheBoard|TestTypeScriptSDKOAuthReplicas|TestDashboardSignIn)$$
 
 # What deploys the example app, checked without Docker or a cluster
 # (neither runs here): the Kubernetes manifests in deploy/kubernetes
