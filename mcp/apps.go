@@ -64,6 +64,8 @@ var ErrView = errors.New("mcp: invalid view")
 //	                                   as the extension specifies) or in each request's
 //	                                   _meta clientCapabilities (2026-07-28)
 //	2025-03-26                       no _meta on tools or contents: never a UI client
+//	HTTP without sessions, legacy    initialize's capabilities are not kept: no UI
+//	                                   client (use sessions, or 2026-07-28)
 //	capabilities.extensions          {"io.modelcontextprotocol/ui": {}} once a view is
 //	                                   registered, in initialize (2025-06-18 on) and
 //	                                   server/discover
