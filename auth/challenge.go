@@ -71,14 +71,40 @@ func (e *scopedError) Unwrap() error { return e.err }
 // WriteError answers r with the response for err, exactly as [Required]
 // and [RequireScopes] do, for handlers that enforce their own rules. The
 // status, the WWW-Authenticate challenge and the JSON body follow from the
-// Err sentinel err wraps (the table is in the package documentation); an
-// error wrapping none of them is answered 401 invalid_token. The challenge
-// carries resource_metadata when a Verifier ran on r.
+// Err sentinel err wraps; an error wrapping none of them is answered 401
+// invalid_token:
 //
-// The body is {"error": code, "error_description": text} with fixed texts;
-// err's own message (and so any detail about the token) is never sent.
-// A request with no token gets error "unauthorized" in the body, while
-// its challenge, per RFC 6750 §3.1, carries no error code.
+//	no Authorization header, or another scheme   401  Bearer resource_metadata="…"
+//	two Authorization headers, "Bearer" alone,   400  Bearer error="invalid_request", …
+//	  a token outside the b64token alphabet
+//	bad, expired, not yet valid, wrong iss/aud,  401  Bearer error="invalid_token", …
+//	  unknown key, too long
+//	valid token without a required scope         403  Bearer error="insufficient_scope", scope="…", …
+//	kid not cached and the JWKS down or slower   503  Retry-After: 10 (no challenge)
+//	  than LookupTimeout
+//	introspection: the token is not active       401  Bearer error="invalid_token", …
+//	introspection endpoint down, slow, or not    503  Retry-After: 10 (no challenge)
+//	  answering 200 with RFC 7662 JSON
+//
+// Every challenge carries resource_metadata, the URL of the RFC 9728
+// document ([MetadataURL] of the resource unless configured otherwise),
+// when a Verifier ran on r. The body is {"error": code,
+// "error_description": text} with fixed texts; err's own message (and so
+// any detail about the token) is never sent. A request with no token gets
+// error "unauthorized" in the body, while its challenge, per RFC 6750
+// §3.1, carries no error code.
+//
+// Decisions where the RFCs leave room:
+//
+//   - Two Authorization headers are a malformed request (RFC 6750 §3.1
+//     "repeats the same parameter"), so 400 invalid_request, not a guess
+//     at which one the client meant.
+//   - A key source outage is the server's failure: 503, so clients retry
+//     instead of discarding a good token and restarting the OAuth flow.
+//   - A token without sub is refused, so every verified token has an
+//     [Identity].
+//   - An enforcer with no verifier before it answers 500: fail closed and
+//     loudly.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemFor(err)
 	var scopes []string

@@ -69,8 +69,11 @@ type Options struct {
 	// CacheTTL is how long a verified token is trusted without checking
 	// its signature again (or asking the introspection endpoint again): a
 	// client sends the same token on every request, and an RS256 or ES256
-	// check costs more than the rest of a typical request, an
-	// introspection a network round trip. Default 1 minute; never past
+	// check costs more than the rest of a typical request (about 50 µs
+	// against 0.15 µs for a cache hit, BenchmarkVerify), an
+	// introspection a network round trip. The cache is indexed by a
+	// per-process seeded hash, and a hit needs the very token. Default 1
+	// minute; never past
 	// the token's exp; negative turns the cache off. A JWKS refresh that
 	// drops a key sends every cached token back to a full check, so a
 	// token of the removed key fails from that refresh on. Pitfall: a
@@ -315,8 +318,27 @@ func isB64Token(s string) bool {
 
 // Verify checks one raw token (without the "Bearer " prefix) and returns
 // its claims, or an error wrapping one of the Err sentinels. ctx bounds
-// any JWKS refresh the token's kid triggers, and an introspection request. Handler calls it; call it
-// directly for tokens that do not arrive in a header you control.
+// any JWKS refresh the token's kid triggers, and an introspection
+// request. Handler calls it; call it directly for tokens that do not
+// arrive in a header you control.
+//
+// A JWT must satisfy all of this:
+//
+//   - Its alg is pinned: only keys configured for exactly that alg are
+//     tried, and "none" is never accepted. Static keys come from
+//     [HMACKey], [RSAKey], [ECDSAKey], [Ed25519Key]; remote ones from a
+//     JWKS ([JWKSOptions]), which never yields HMAC keys.
+//   - exp is required; exp, nbf and iat are checked with Options.Leeway
+//     (30s by default).
+//   - iss equals Options.Issuer; aud equals Options.Resource or is an
+//     array containing it; sub is present, so every verified token has
+//     an [Identity].
+//   - Scopes come from "scope" (a space-separated string) and "scp" (a
+//     string or an array).
+//
+// Handler adds that the token arrives in exactly one Authorization
+// header, scheme Bearer (any case); query parameters, form fields and
+// cookies are ignored.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	st, err := v.verify(ctx, token)
 	if err != nil {

@@ -49,7 +49,10 @@ type handler struct {
 }
 
 // New returns an http.Handler that serves c. The caller's Options are
-// copied; changing them afterwards has no effect.
+// copied; changing them afterwards has no effect. A panic in Handle becomes
+// a 500 with a short body, and the panic and its stack are logged through
+// [Options.Logger]; the process keeps running (a panic in a loop's
+// HandleInfo: see [Loop]).
 func New(c Controller, opts *Options) http.Handler {
 	h := &handler{c: c}
 	if opts != nil {

@@ -63,9 +63,36 @@ type loopReply[S any] struct {
 // the connection into a loop over its [Mailbox]: each message is passed to
 // handle with the state the previous call returned, starting from state.
 // Messages that are already queued are handled back to back and their
-// frames flushed together (see [Push]). See the package documentation for
-// how a loop ends. For an event stream, set the headers with sse.Headers
-// and push an sse.Entry's frame, or frame an event with sse.Event.AppendTo.
+// frames flushed together (see [Push]). For an event stream, set the
+// headers with sse.Headers and push an sse.Entry's frame, or frame an
+// event with sse.Event.AppendTo.
+//
+// A loop ends in exactly one of these ways:
+//
+//   - HandleInfo returns [Stop]: its final frame, if any, is written, then
+//     the response ends.
+//   - The client goes away (the request's context ends) or a push fails:
+//     HandleInfo receives one [Disconnect] message, whatever it returns the
+//     loop ends, and nothing more is written.
+//   - The mailbox overflows under [OverflowDisconnect]: HandleInfo receives
+//     [Disconnect] with [ErrMailboxFull], as for a client that went away.
+//   - HandleInfo panics: the panic is logged with its stack and the
+//     connection is aborted (the client sees a cut stream, not a clean
+//     end); the process keeps running.
+//
+// Whatever the way, the mailbox is then closed: later Sends return
+// [ErrClosed] at once, monitor goroutines and the timer end, and functions
+// registered with [Mailbox.Defer] run. [Mailbox.Monitor] turns another
+// thing's end (a closed channel) into a message, which is how a stream
+// learns that the session feeding it died; [Mailbox.Notify] is the same
+// for a producer that says so itself.
+//
+// A loop that waits holds, besides its connection's buffers, its Request,
+// its mailbox and the waiting records of the channels it waits on: its
+// mailbox's and its request context's, plus one for a [Mailbox.Monitor]
+// (a [Mailbox.Every] timer wakes it through its mailbox). An idle stream
+// fed by an sse.Hub costs a few hundred bytes on top of what net/http
+// holds for any connection.
 //
 // header is copied into the response and never modified, so the streams
 // of a route can share one map, built once (header may be nil): a map per

@@ -39,6 +39,23 @@ const (
 //
 // All methods are safe for concurrent use, and none of them blocks except
 // [Mailbox.SendContext].
+//
+// A mailbox holds at most [Options.MailboxSize] messages (default 64).
+// Send never blocks. When the mailbox is full, the default policy,
+// [OverflowReject], refuses the message: Send returns [ErrMailboxFull] and
+// the sender decides (drop it, retry, or end the producer). Under
+// [OverflowDisconnect] the loop is ended instead, for streams where a lost
+// message is worse than a reconnect. [Mailbox.SendContext] waits for room.
+// Monitor and Notify messages and timer ticks do not count against the
+// bound.
+//
+// A fan-out source such as sse.Hub (sse.Hub.SubscribeMailbox) uses the
+// non-blocking Send: a client too slow for its mailbox is dropped by the
+// hub (the loop learns of it through Notify, after what was queued, and
+// ends the stream once it has written that), and it resumes from its
+// Last-Event-ID; the others are never held up. Send of a pointer
+// allocates nothing, so pass the hub's *sse.Entry as the message rather
+// than a copy of an event.
 type Mailbox struct {
 	// The queue: n messages waiting, the oldest at head, in a ring of a
 	// power-of-two length: the mailbox's own slot (qbuf), or big once

@@ -24,9 +24,11 @@ const userEnv = "EXAMPLE_USER"
 // is the HTTP mode's: the SQLite file of -data, or the PostgreSQL of -db,
 // whose changes made by the HTTP app reach the stdio client too.
 //
-// When ctx ends (SIGTERM), the calls still running are cancelled and
-// their answers written within shutdownTimeout, whether or not the
-// client still reads them.
+// When the client closes standard input, the calls still running finish
+// and their answers are written (what still runs shortly before
+// shutdownTimeout is cancelled); when ctx ends (SIGTERM), they are
+// cancelled at once and their answers written within shutdownTimeout,
+// whether or not the client still reads them.
 func serveStdio(ctx context.Context, dataFile, dbURL string, shutdownTimeout time.Duration, logger *slog.Logger) error {
 	dsn := dataFile
 	if dbURL != "" {

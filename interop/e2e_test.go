@@ -174,7 +174,7 @@ func feedUntil(t *testing.T, rd *sse.Reader, typ, want string) sse.Event {
 	}
 }
 
-// TestExampleAppEndToEnd drives the real binary the way the README's
+// TestExampleAppEndToEnd drives the real binary the way its README's
 // quickstart does: the printed token, the JSON API with plain HTTP, MCP
 // with the Go SDK client, and the live feed showing both.
 func TestExampleAppEndToEnd(t *testing.T) {

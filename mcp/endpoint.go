@@ -41,15 +41,76 @@ type healthChecker interface {
 // It panics when opts is nil, has no Handler, lists a malformed origin
 // or host, or has a Telemetry whose meter refuses an instrument: a
 // configuration mistake that must stop the program at start-up, not fail
-// every request.
+// every request. [Options.Limits] bounds what each caller holds, and
+// [Options.Cluster] what replicas answer; [Endpoint] is how it stops.
 //
-// Requests are checked in this order, each failure answered at once:
-// method (405 with Allow), Origin and Host (403), the caller's calls in
-// flight (429), session (400 missing, 404 unknown or bound to another
-// identity), headers (406 Accept, 415 Content-Type, 400
-// MCP-Protocol-Version), body (413 over the limit, 408 too slow, 400 for
-// a body that is not JSON-RPC). The package documentation has the full
-// table; Options.Limits the bounds on each caller.
+// Every stream is a controller loop (package controller). A call that
+// emits progress, log messages or server→client requests before its
+// result is answered as an event stream when the client accepts one; a
+// quiet call is answered as JSON. Without sessions only a call that asks
+// for progress (a progressToken) is run that way; other calls take the
+// synchronous path and their notifications are dropped, since nothing
+// could have asked for them. Session streams outlive their connections:
+// events carry session-unique ids, each connection opens with a priming
+// event (an id, empty data, and retry) in every revision, and GET with
+// Last-Event-ID resumes exactly the stream the id belongs to.
+// Request.CloseStream ends a connection on purpose (2025-11-25 polling).
+//
+// Where the transport specification is silent, a request is checked in
+// this order, each failure answered at once:
+//
+//	method other than POST (GET, DELETE with sessions)   405, Allow
+//	Origin present and not allowed, or Host not allowed  403 (see Options.AllowedOrigins)
+//	POST from a caller with Limits.Calls in flight       429, Retry-After: 1, -32603
+//	several Mcp-Session-Id headers                       400
+//	unknown session, or bound to another identity        404 (its existence is not revealed)
+//	Accept lacks application/json or text/event-stream   406
+//	Content-Type not application/json                    415
+//	MCP-Protocol-Version not served                      400, -32022 {supported, requested}
+//	body over Options.MaxBodyBytes (4 MiB)               413
+//	body not sent within Limits.BodyTimeout (30 s)       408, -32600, connection closed, logged
+//	body not JSON, not UTF-8, or not JSON-RPC            400, -32700 or -32600
+//	no Mcp-Session-Id on a non-initialize request        400 (sessions on)
+//	initialize on an existing session                    400, -32600
+//	batch outside 2025-03-26                             400, -32600
+//	batch of more than Limits.MaxBatch (32) messages     400, -32600, nothing runs
+//	notification or client response                      202
+//	session store full (SessionOptions.MaxSessions)      503, Retry-After
+//	caller holds Limits.Sessions sessions (initialize)   429, Retry-After: 30, -32603
+//	a second GET stream on one session                   409
+//	caller holds Limits.Streams streams (GET, listen)    429, Retry-After: 5, -32603
+//	DELETE of a session                                  204
+//	stateful callback queue full (QueueSize)             -32603 "Server overloaded"
+//
+// A session holds no goroutine while idle; it is reaped after
+// SessionOptions.IdleTimeout, never while a call or stream holds it. A
+// call's context ends with notifications/cancelled, the session's end,
+// the request timeout, or, when its stream's client left, ResumeGrace
+// later unless the client resumed.
+//
+// A POST is served as 2026-07-28 when its MCP-Protocol-Version header
+// names a revision that is not a legacy one, or when its params carry
+// _meta["io.modelcontextprotocol/protocolVersion"]; everything else
+// follows the legacy rules, so clients of both eras share one endpoint
+// and one set of handlers. Such a request is stateless: it ignores
+// Mcp-Session-Id, carries its client capabilities in _meta, and is
+// checked in this order, each failure answered with the request's id:
+//
+//	Accept 406, Content-Type 415, body 413 / 400 (-32700, -32600)
+//	_meta without protocolVersion or clientCapabilities  400 -32602
+//	  (400 -32022 when the header names no servable revision)
+//	MCP-Protocol-Version missing, repeated or ≠ _meta    400 -32020
+//	a revision other than 2026-07-28                    400 -32022 {supported, requested}
+//	Mcp-Method missing or ≠ method                       400 -32020
+//	method unknown, legacy-only or not offered          404 -32601
+//	Mcp-Name, Mcp-Param-* missing, ≠ body, bad value     400 -32020
+//	_meta fields of the wrong type                       400 -32602
+//
+// Then the call runs. Its answer is JSON, or an event stream when the
+// call emits notifications (progress, log messages when the request set
+// _meta logLevel) before its result; a client that closes either cancels
+// the call's context. Errors keep the HTTP statuses the revision defines:
+// -32601 404, -32020, -32021 and -32022 400, anything else 200.
 func Controller(opts *Options) *Endpoint {
 	if opts == nil || opts.Handler == nil {
 		panic("mcp: Controller needs Options with a Handler")

@@ -14,7 +14,8 @@ var (
 	// requests fail with it; notifications are dropped silently instead.
 	ErrNoBackchannel = protocol.ErrNoBackchannel
 	// ErrSessionEnded: a server→client request or a notification whose
-	// session ended (reaped, deleted) before it completed.
+	// session ended (reaped, deleted) before it completed, or, over
+	// stdio, a server→client request once the client closed its input.
 	ErrSessionEnded = protocol.ErrSessionEnded
 	// ErrStoreUnavailable: a server→client request of a replicated
 	// session whose store did not answer.
@@ -32,7 +33,8 @@ var (
 	// ErrUnknownPrompt: prompts/get named no registered prompt (-32602).
 	ErrUnknownPrompt = errors.New("mcp: unknown prompt")
 	// ErrResourceNotFound: resources/read of a URI nobody serves (-32002
-	// in legacy revisions, with data {uri}). A ResourceFunc may return it.
+	// in legacy revisions, -32602 in 2026-07-28, with data {uri} in
+	// both). A ResourceFunc may return it.
 	ErrResourceNotFound = errors.New("mcp: resource not found")
 	// ErrInvalidParams: a handler rejects the request's params (-32602).
 	// The wrapping error's text reaches the client.

@@ -7,15 +7,23 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httplog/v3"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/mcp/jsonrpc"
 	"github.com/saguaro-go/saguaro/mcp/mcptest"
+	"github.com/saguaro-go/saguaro/middleware"
 )
 
 type GreetIn struct {
@@ -275,4 +283,63 @@ func ExampleAccess() {
 	// [tasks:read tasks:write admin] sees [add_task list_tasks purge_board]
 	//   add_task: add_task done
 	//   purge_board: purge_board done
+}
+
+// The package documentation's wiring, run: a chi router, httplog's
+// request lines with the MCP attributes on them, and the endpoint behind
+// a JWT verifier (a static key here, where production gives the verifier
+// its authorization server's JWKS).
+func Example_router() {
+	key := []byte("an-example-secret-of-32-bytes!!!")
+	token, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "https://login.example.com",
+		"aud": "http://127.0.0.1/mcp", "sub": "ann", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(key)
+
+	srv := mcp.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
+	err := mcp.AddTool(srv, &mcp.Tool{Name: "greet", Description: "Say hello"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (GreetOut, error) {
+			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	v, err := auth.NewVerifier(ctx, &auth.Options{Resource: "http://127.0.0.1/mcp",
+		Issuer: "https://login.example.com", Keys: []auth.Key{auth.HMACKey("HS256", key)}})
+	if err != nil {
+		panic(err)
+	}
+	defer v.Close()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{ReplaceAttr: httplog.SchemaECS.ReplaceAttr}))
+	ep := mcp.Controller(&mcp.Options{
+		Handler:  srv,
+		Sessions: &mcp.SessionOptions{}, // nil: every call on its own, statelessly
+		Identity: auth.Identity,         // a session belongs to the token's subject
+		Attrs:    httplog.SetAttrs,      // the MCP method and tool on the request's line
+	})
+	defer ep.Shutdown(ctx)
+	r := chi.NewRouter()
+	r.Use(middleware.Logging(logger, nil))
+	r.With(v.Handler, auth.Required()).Mount("/mcp", ep)
+
+	call := func(token, body string) {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "greet")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		fmt.Println(w.Code, strings.TrimSpace(w.Body.String()))
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	call("", body)
+	call(token, body)
+	// Output:
+	// 401 {"error":"unauthorized","error_description":"a bearer token is required"}
+	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"greeting\":\"Hello, Ann!\"}"}],"structuredContent":{"greeting":"Hello, Ann!"},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"greeter","version":"1.0.0"}}}}
 }

@@ -29,8 +29,10 @@ import (
 // (bounded by the filter), task changes into the latest state per task,
 // and the transport is woken once until it takes what is pending.
 
-// ListenOptions bounds subscriptions/listen ([Options.Listen]). Zero
-// fields take the defaults.
+// ListenOptions bounds subscriptions/listen ([Options.Listen]), the
+// 2026-07-28 long-lived stream of list changes and resource updates a
+// client asks for in place of a session's notifications. Zero fields take
+// the defaults.
 type ListenOptions struct {
 	// MaxStreams bounds the open streams of the endpoint; one more is
 	// answered 429. Default 10,000. Limits.Streams bounds one caller's.

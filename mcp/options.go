@@ -42,6 +42,45 @@ type Options struct {
 	// replica dies. It implies Sessions (with the defaults when Sessions
 	// is nil). nil keeps sessions in this process (a cluster.Memory with
 	// this endpoint as its only replica).
+	//
+	// An owner runs each session; other replicas relay its requests
+	// there; a replica whose owner is gone takes the session over. The
+	// answers the transport specification does not give:
+	//
+	//	session store does not answer                        503, Retry-After: 1, -32603
+	//	session store restarted empty moments ago (the owner 503, Retry-After: 1, -32603, never 404
+	//	  has not recorded the session again yet)
+	//	session moving between replicas (a race)             503, Retry-After: 1, -32603
+	//	owner unreachable for a reason other than being gone 502, -32603
+	//	owner accepts a relay and does not answer (stopped)  once its lease lapses: taken over, the
+	//	                                                       request served; while it beats: 502,
+	//	                                                       -32603 after RequestTimeout + 1 s
+	//	owner stops while a relayed event stream is silent   once its lease lapses, the stream is cut
+	//	  (no keep-alive for twice KeepAlive)                  (the client resumes where it is taken over)
+	//	owner dies while a relayed answer streams            the client's answer is cut (it resumes
+	//	                                                       with Last-Event-ID); Warn with replica, session
+	//	a relayed request reaching the wrong replica         421 naming the replica that answered (the
+	//	                                                       relaying replica then finds the owner
+	//	                                                       again, or takes over when it is gone)
+	//	resuming a POST stream whose call died with its      200, one event: that call's -32603
+	//	  replica (the id names the call)                       error response, then the stream ends
+	//	a session whose state cannot move, owner gone        404 (the client initializes again)
+	//	a session's request that would start something       503, Retry-After: 1, Connection: close,
+	//	  (call, stream, initialize, DELETE) reaching a        -32603 (its retry reaches another replica,
+	//	  replica shutting down (Endpoint.Shutdown)            which takes the session over)
+	//	a call still running when Shutdown's ctx is about    -32603 "Request cancelled"
+	//	  to end
+	//
+	// Registry changes announced on one replica reach every replica's
+	// sessions and subscriptions/listen streams; each replica must
+	// register the same tools, resources and prompts, and seal with the
+	// same ServerOptions.Keys. The 2026-07-28 revision is stateless and
+	// needs no relay, except for its tasks, which live in the process
+	// that runs them: their ids name that replica, and tasks/get,
+	// tasks/update, tasks/cancel and subscriptions/listen with taskIds
+	// are relayed there (a task whose replica is gone is unknown,
+	// -32602). Endpoint.Ready reports the store's health, and
+	// Endpoint.Shutdown releases this replica's sessions for the others.
 	Cluster cluster.Cluster
 
 	// JSONResponse answers every POST with application/json, even when
@@ -180,6 +219,40 @@ type Options struct {
 // The defaults suit people and their agents; a service that calls on
 // behalf of many users with one identity needs more, or an Identity that
 // tells its users apart.
+//
+// No request makes the server do or hold more than these bounds, Limits'
+// and those of the other options, whatever its body says or its handler
+// returns; each transport applies the ones that make sense for it
+// (Options over HTTP, ConnOptions over stdio). A negative value turns a
+// bound off.
+//
+//	bound                                     default    past it
+//	Options.MaxBodyBytes                      4 MiB      413, -32600
+//	ConnOptions.MaxMessageBytes               4 MiB      -32600, the line dropped
+//	Limits.BodyTimeout                        30 s       408, -32600, connection closed, logged
+//	Limits.MaxBatch, ConnOptions.MaxBatch     32         400, one -32600 error, id null; nothing runs
+//	Limits.MaxAnswerBytes,                    8 MiB      tools/call: a tool error (isError) saying so;
+//	  ConnOptions.MaxAnswerBytes: one answer               other methods -32603; Warn naming the method
+//	                                                       and its tool, prompt or resource
+//	the same, a batch's answers together      8 MiB      the answer that would pass it -32603
+//	                                                       ("dropped"); the requests after it -32603
+//	                                                       ("not run"), not run
+//	Limits.Calls, per caller                  64         429, Retry-After: 1
+//	Limits.Streams, per caller                32         429, Retry-After: 5
+//	Limits.Sessions, per caller               256        429, Retry-After: 30
+//	SessionOptions.MaxSessions                100,000    503, Retry-After
+//	SessionOptions.QueueSize, per session     64         -32603 "Server overloaded"
+//	SessionOptions.RequestTimeout             5 min      the call's context ends, -32603
+//	SessionOptions.StreamEvents, per stream   128/1 MiB  an absent client loses the oldest
+//	ListenOptions.MaxStreams                  10,000     429
+//
+// A result whose size is known before it is encoded (content blocks,
+// resource contents) is refused without being encoded; text is written
+// as it is, without HTML escaping (MCP is not HTML: < stays one byte). So
+// one caller's answers in memory stay under Limits.Calls ×
+// Limits.MaxAnswerBytes (512 MiB with the defaults, far less in
+// practice), on top of what its handlers hold; lower both for a server
+// whose tools return big results to untrusted callers.
 type Limits struct {
 	// BodyTimeout bounds how long a POST's body may take to arrive,
 	// counted from when the endpoint sees the request. A client that

@@ -16,6 +16,15 @@ import (
 // it into {resultType:"input_required", inputRequests:{Key: {method,
 // params}}}. Handlers just return it. In legacy revisions it never occurs;
 // if a handler returns one anyway the call fails with InternalError.
+//
+// So a handler's Elicit, CreateMessage and ListRoots become an
+// input_required result of tools/call, prompts/get or resources/read: the
+// client repeats the request with the answers and the requestState
+// (sealed with ServerOptions.Keys, valid for ServerOptions.StateTTL), and
+// the handler runs again from the start, its answered requests now
+// answered. Name requests with [WithInputKey]; return every unanswered
+// request's error (errors.Join) to ask for several at once. A request
+// the client's capabilities do not cover is -32021.
 type InputRequiredError struct {
 	Key    string
 	Method string
@@ -103,9 +112,11 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 }
 
 // Log sends notifications/message when level passes the session's log
-// level (every level passes while the client has not set one). data is any
-// JSON-encodable value; logger may be "". Pitfall: MCP forbids secrets,
-// personal data and internals useful to attackers in logs sent to clients.
+// level (every level passes while the client has not set one). In
+// 2026-07-28, which has no session, it sends only when the request set
+// _meta logLevel, at that level or above. data is any JSON-encodable
+// value; logger may be "". Pitfall: MCP forbids secrets, personal data
+// and internals useful to attackers in logs sent to clients.
 func (r *Request) Log(ctx context.Context, level LogLevel, logger string, data any) error {
 	if level < LogDebug || level > LogEmergency {
 		return fmt.Errorf("%w: %d", ErrLogLevel, level)

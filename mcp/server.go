@@ -13,6 +13,20 @@ import (
 
 // ServerOptions configures a Server. A nil *ServerOptions means defaults;
 // the Server copies the struct and never modifies the caller's.
+//
+// StateTTL, CacheHints and Tasks concern the 2026-07-28 revision, which
+// every transport serves the same way. A request carries its revision and
+// client capabilities in its _meta and is served on its own, with no
+// session ([Controller] says how an HTTP request is checked).
+// server/discover answers initialize's questions; every result carries
+// resultType and _meta serverInfo, and the cacheable ones ttlMs and
+// cacheScope (CacheHints). A handler's Elicit, CreateMessage and
+// ListRoots become an input_required result ([InputRequiredError]),
+// answered within StateTTL. Request.Log sends only what the request's
+// _meta logLevel asks for. subscriptions/listen streams list changes and
+// resource updates ([ListenOptions]). Extensions are advertised under
+// capabilities.extensions only when enabled: tasks (Tasks,
+// Tool.TaskSupport) and skills (Server.AddSkill).
 type ServerOptions struct {
 	// Instructions is sent in initialize (a hint for the model).
 	Instructions string
@@ -67,6 +81,32 @@ type ServerOptions struct {
 // keeps the snapshot it started with, list pages are re-encoded once per
 // change, and OnChange observers hear of every change. A Server is safe
 // for concurrent use.
+//
+// Where the specification leaves room, the engine that serves a Server
+// (and any [Handler]) on every transport decides:
+//
+//   - Revisions: 2025-03-26, 2025-06-18 and 2025-11-25 (initialize and
+//     sessions), and 2026-07-28 (stateless) on the same endpoint.
+//     initialize echoes a supported version and otherwise offers
+//     2025-11-25. A call that states no revision is served as 2025-03-26.
+//   - A request to a method that exists only as a notification, and a
+//     notification named after a request method, are MethodNotFound and
+//     dropped respectively.
+//   - Params must be an object (or absent); member names match
+//     case-sensitively; unknown members are ignored.
+//   - A tool's own error, and invalid arguments from 2025-11-25 on, are a
+//     result with isError; in 2025-03-26 and 2025-06-18 invalid arguments
+//     are InvalidParams. An unknown tool or prompt is InvalidParams.
+//   - A panic is InternalError "Internal error" with no detail; the
+//     previous state is kept and the panic is logged with its stack.
+//     Other hidden handler errors are logged the same way.
+//   - A result holding invalid UTF-8 is InternalError: it is never
+//     silently altered.
+//   - Until the client sets a log level, Request.Log sends every level.
+//   - List pages are ordered by name (URI for resources) and cursors name
+//     the last item of the previous page, signed with ServerOptions.Keys:
+//     a page survives insertions and removals, and a tampered cursor is
+//     InvalidParams.
 type Server struct {
 	info Implementation
 	opts ServerOptions

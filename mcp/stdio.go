@@ -69,36 +69,47 @@ type ConnOptions struct {
 	// the default, reports nothing. See [Telemetry].
 	Telemetry *Telemetry
 	// ShutdownTimeout bounds how long ServeConn takes to return once
-	// the session ended (the input ended, or ctx did): the calls still
-	// running are cancelled, and ServeConn waits this long for them to
-	// finish and for their answers to be written, then returns
-	// ErrCallsRunning. A client that no longer reads its output holds a
-	// write up, and the timeout bounds that too. Default 5 seconds.
+	// the session ended. When the input ended (the client closed it),
+	// the calls still running may finish and their answers are written
+	// until shortly before the timeout (a tenth of it, at most a second,
+	// before), when what still runs is cancelled and answered "Request
+	// cancelled"; when ctx ended, they are cancelled at once. Past the
+	// timeout ServeConn returns ErrCallsRunning: a handler that ignores
+	// its context, or a client that no longer reads its output, holds
+	// nothing longer. Default 5 seconds.
 	ShutdownTimeout time.Duration
 }
 
 // ServeConn serves one client over c until c's input ends, c's client
-// closes its end of the output, or ctx ends; then it cancels the calls
-// still running and returns once they finished (nil). A read or write
-// error of c ends the session too, and ServeConn returns it. The connection is one session: initialize
-// starts it for the revisions before 2026-07-28, and 2026-07-28 requests
-// are served by their own _meta, on the same connection.
+// closes its end of the output, or ctx ends, and returns nil once the
+// calls still running are over (see ConnOptions.ShutdownTimeout). A read
+// or write error of c ends the session too, and ServeConn returns it. The
+// connection is one session: initialize starts it for the revisions
+// before 2026-07-28, and 2026-07-28 requests are served by their own
+// _meta, on the same connection.
 //
 // Every request runs on a goroutine of its own: a slow tool does not hold
 // up ping or notifications/cancelled, and stateful callbacks take the
 // session's turn one at a time, as over HTTP. These goroutines are reused
 // by the next requests (an idle one exits after 10 seconds, or when the
-// session ends). Notifications a call sends
-// (progress, log messages) and its server→client requests (sampling,
-// elicitation, roots) go on the connection, and the client's answers come
-// back on it. List changes and resource updates go to the session once
-// it is initialized (updates only for its subscriptions), and to
-// subscriptions/listen. A request the client cancelled gets no response.
-// Batches are served in 2025-03-26 only.
+// session ends). Notifications a call sends (progress, log messages) and
+// its server→client requests (sampling, elicitation, roots) go on the
+// connection, and the client's answers come back on it. List changes and
+// resource updates go to the session once it is initialized (updates only
+// for its subscriptions), and to subscriptions/listen. A request the
+// client cancelled gets no response. Batches are served in 2025-03-26
+// only.
+//
+// When the input ends, the calls already running go on and their answers
+// are written (a client may close its input and still read: printf '…' |
+// server); a server→client request then fails at once with
+// ErrSessionEnded, since its answer can no longer arrive, and the
+// subscriptions/listen streams end. When ctx ends, or the client closes
+// the output, the calls are cancelled at once.
 //
 // Pitfall: handlers must honour their context; ServeConn waits
-// ConnOptions.ShutdownTimeout (5 seconds) for cancelled calls, then
-// returns ErrCallsRunning.
+// ConnOptions.ShutdownTimeout (5 seconds) in all, then returns
+// ErrCallsRunning.
 func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error {
 	if h == nil {
 		panic("mcp: ServeConn needs a Handler")
@@ -134,13 +145,37 @@ func ServeConn(ctx context.Context, h Handler, c Conn, opts *ConnOptions) error 
 // ServeStdio serves the stdio transport: newline-delimited JSON-RPC on
 // standard input and output, for clients that start the server as a
 // process of their own (desktop and IDE clients). Nothing else may write
-// to standard output; logs go to standard error. It returns when standard
-// input ends (the client closed it), after cancelling the calls still
-// running, when the client closes standard output (it left: nil, and the
-// process is not killed by SIGPIPE while ServeStdio runs), or when ctx
-// ends (nil: cancel ctx on SIGTERM for a clean exit). A line longer than
-// MaxMessageBytes is answered with InvalidRequest as soon as the limit is
-// crossed, and the rest of it is read and dropped. See ServeConn.
+// to standard output; logs go to standard error. The client is the user
+// who started the process: take ConnOptions.Identity and Scopes from the
+// environment, never from the protocol. Cancel ctx on SIGTERM
+// (signal.NotifyContext) for a clean exit.
+//
+// What it does where the specification only says one message per line
+// and nothing else on standard output:
+//
+//	line not JSON, or not UTF-8                   -32700, id null; the session goes on
+//	batch of more than ConnOptions.MaxBatch (32)  -32600, id null; nothing runs
+//	line over ConnOptions.MaxMessageBytes         -32600 "message too large", id null, written
+//	  (4 MiB)                                       as soon as the limit is crossed; the rest of
+//	                                                the line is read and dropped
+//	response to a request the server never sent  dropped, nothing written
+//	standard input ends (the client closed it)    the calls running finish and are answered; a
+//	                                                server→client request fails (ErrSessionEnded);
+//	                                                shortly before ConnOptions.ShutdownTimeout (5 s)
+//	                                                what still runs is cancelled and answered -32603
+//	                                                "Request cancelled"; ServeStdio returns nil
+//	standard output closed by the client (EPIPE)  reading stops, calls cancelled, nil; SIGPIPE
+//	                                                does not kill the process while ServeStdio runs
+//	ctx cancelled (cancel it on SIGTERM)          calls cancelled at once and answered, nil
+//	a call still running ShutdownTimeout after    ServeStdio returns ErrCallsRunning
+//	  the session ended
+//
+// So a shell's smoke test works: every line written at once, then the end
+// of the input, and each call is answered before the process exits:
+//
+//	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize",…}' \
+//	  '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+//	  '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | ./server -stdio
 func ServeStdio(ctx context.Context, h Handler, opts *ConnOptions) error {
 	max := DefaultMaxBodyBytes
 	if opts != nil && opts.MaxMessageBytes > 0 {

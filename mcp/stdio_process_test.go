@@ -28,6 +28,9 @@ import (
 
 const stdioChildEnv = "SAGUARO_TEST_STDIO_SERVER"
 
+// stdioChildShutdown is the child's ConnOptions.ShutdownTimeout.
+const stdioChildShutdown = 3 * time.Second
+
 // stdioChild is the child's main: it serves until ServeStdio returns, and
 // exits 0 when that is nil, 1 otherwise. SIGTERM ends it as a shutdown.
 func stdioChild() int {
@@ -53,7 +56,12 @@ func stdioChild() int {
 		fmt.Fprintf(os.Stderr, "block %s ended: %v\n", r.ID.String(), ctx.Err())
 		return "", ctx.Err()
 	}))
-	if err := ServeStdio(ctx, srv, &ConnOptions{Logger: logger}); err != nil {
+	// slow answers after 300 ms, whatever happens meanwhile.
+	must(AddTool(srv, &Tool{Name: "slow"}, func(ctx context.Context, r *CallToolRequest, in EchoIn) (string, error) {
+		time.Sleep(300 * time.Millisecond)
+		return "slow " + in.Text, nil
+	}))
+	if err := ServeStdio(ctx, srv, &ConnOptions{Logger: logger, ShutdownTimeout: stdioChildShutdown}); err != nil {
 		fmt.Fprintln(os.Stderr, "ServeStdio:", err)
 		return 1
 	}
@@ -304,19 +312,40 @@ func TestStdioProcessPipelined(t *testing.T) {
 	assert.Equal(t, 0, p.exit(time.Second))
 }
 
-// Standard input closed while a call runs: the call is cancelled and
-// answered, and the process exits 0 within a second.
+// Standard input closed while calls run: the one that ends by itself
+// answers; the one that never does is cancelled shortly before
+// ShutdownTimeout and answered; the process exits 0 within the timeout.
 func TestStdioProcessStdinClosed(t *testing.T) {
 	t.Parallel()
 	p := startStdioProc(t)
 	p.open()
 	p.blockCall("1")
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"text":"done"}}}`)
 	start := time.Now()
 	require.NoError(t, p.in.Close())
+	assert.Equal(t, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"slow done"}]}}`, p.next())
 	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Request cancelled"}}`, p.next())
-	assert.Equal(t, 0, p.exit(time.Second))
-	t.Logf("exited %v after its input closed", time.Since(start))
+	assert.Equal(t, 0, p.exit(stdioChildShutdown))
+	took := time.Since(start)
+	t.Logf("exited %v after its input closed", took)
+	assert.Less(t, took, stdioChildShutdown+500*time.Millisecond)
 	assert.Contains(t, p.stderr.String(), "block 1 ended: context canceled")
+	assert.Contains(t, p.stderr.String(), "ServeStdio returned nil")
+}
+
+// The smoke test of a shell: every line written at once, then the end of
+// the input (printf '…' | server). The call is answered, and the process
+// exits 0 at once.
+func TestStdioProcessPrintf(t *testing.T) {
+	t.Parallel()
+	p := startStdioProc(t)
+	_, err := io.WriteString(p.in, initBody("2025-11-25", "{}")+"\n"+note("notifications/initialized", "")+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"text":"hi"}}}`)
+	require.NoError(t, err)
+	require.NoError(t, p.in.Close()) // the last line has no newline, as printf's often has none
+	assert.Contains(t, p.next(), `"protocolVersion":"2025-11-25"`)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"slow hi"}]}}`, p.next())
+	assert.Equal(t, 0, p.exit(stdioChildShutdown))
 	assert.Contains(t, p.stderr.String(), "ServeStdio returned nil")
 }
 

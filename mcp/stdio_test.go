@@ -44,10 +44,13 @@ func startStdio(t *testing.T, h Handler, opts *ConnOptions) *stdioClient {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	lg, _ := quietLogger()
-	o := &ConnOptions{Logger: lg, MaxMessageBytes: 1 << 16}
+	o := &ConnOptions{Logger: lg, MaxMessageBytes: 1 << 16, ShutdownTimeout: time.Second}
 	if opts != nil {
 		o.Identity, o.QueueSize, o.RequestTimeout, o.Telemetry, o.Scopes = opts.Identity, opts.QueueSize, opts.RequestTimeout, opts.Telemetry, opts.Scopes
 		o.MaxBatch, o.MaxAnswerBytes = opts.MaxBatch, opts.MaxAnswerBytes
+		if opts.ShutdownTimeout != 0 {
+			o.ShutdownTimeout = opts.ShutdownTimeout
+		}
 	}
 	c := &stdioClient{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1), msgs: make(chan rpcLine, 256)}
 	go func() {
@@ -216,10 +219,45 @@ func TestStdioConcurrencyAndCancellation(t *testing.T) {
 	for _, b := range before {
 		assert.NotEqual(t, "10", string(b.ID), "a cancelled request got a response: %s", b.raw)
 	}
-	// The end of the input cancels what still runs.
-	c.send(toolCall("13", "block", "{}"))
-	require.Equal(t, "13", <-f.started)
-	c.in.Close()
+}
+
+// The end of the input: the calls running finish and their answers are
+// written; what still runs shortly before ShutdownTimeout is cancelled
+// and answered; a server→client request fails at once, its answer being
+// unable to arrive; ServeConn returns nil.
+func TestStdioInputEnd(t *testing.T) {
+	t.Parallel()
+	// The margin between the cancellation and the timeout is a tenth of
+	// it: 200 ms, room enough on a loaded machine for the answer to go out.
+	const timeout = 2 * time.Second
+	f := newFixture(t)
+	c := startStdio(t, f.srv, &ConnOptions{ShutdownTimeout: timeout})
+	c.open("2025-11-25", clientCapsAll)
+
+	c.send(toolCall("1", "gated", "{}"))
+	require.Equal(t, "notifications/message", c.next().Method, "gated runs")
+	c.send(toolCall("2", "block", "{}"))
+	require.Equal(t, "2", <-f.started)
+	c.send(toolCall("3", "sample", `{"text":"hi"}`))
+	require.Equal(t, "sampling/createMessage", c.next().Method)
+	start := time.Now()
+	require.NoError(t, c.in.Close())
+
+	// The sampling request's answer can no longer come: the tool's error.
+	m, _ := c.reply("3")
+	require.Nil(t, m.Error, m.raw)
+	assert.Contains(t, string(m.Result), `"isError":true`, m.raw)
+	// gated finishes after the input ended, and answers.
+	f.gate <- struct{}{}
+	m, _ = c.reply("1")
+	assert.Equal(t, "gated done", textOf(t, m))
+	// block ignores nothing, but never ends by itself: cancelled a tenth
+	// of the timeout before it ends, it is answered "Request cancelled".
+	m, _ = c.reply("2")
+	require.NotNil(t, m.Error, m.raw)
+	assert.Equal(t, "Request cancelled", m.Error.Message)
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, timeout-timeout/10-50*time.Millisecond, "block ran until shortly before the timeout")
 	select {
 	case err := <-c.done:
 		assert.NoError(t, err)
@@ -227,6 +265,28 @@ func TestStdioConcurrencyAndCancellation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the end of the input did not end the session")
 	}
+	assert.Less(t, time.Since(start), timeout+500*time.Millisecond)
+}
+
+// The end of the input with nothing running ends the session at once.
+func TestStdioInputEndIdle(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := startStdio(t, f.srv, &ConnOptions{ShutdownTimeout: 10 * time.Second})
+	c.open("2025-11-25", "{}")
+	c.send(toolCall("1", "echo", `{"text":"last words"}`))
+	start := time.Now()
+	require.NoError(t, c.in.Close())
+	m, _ := c.reply("1")
+	assert.Equal(t, "last words", textOf(t, m))
+	select {
+	case err := <-c.done:
+		assert.NoError(t, err)
+		c.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of the input did not end the session")
+	}
+	assert.Less(t, time.Since(start), time.Second, "nothing ran: no wait for the timeout")
 }
 
 func TestStdioServerRequests(t *testing.T) {
@@ -444,4 +504,25 @@ func TestServeConnShutdownIsBounded(t *testing.T) {
 		require.ErrorIs(t, err, ErrCallsRunning)
 		assert.Less(t, took, timeout+time.Second)
 	})
+}
+
+// A subscriptions/listen open when the input ends ends with it: nothing
+// waits for the timeout.
+func TestStdioInputEndListen(t *testing.T) {
+	t.Parallel()
+	s, _, _ := modernFixture(t)
+	c := startStdio(t, s, &ConnOptions{ShutdownTimeout: 10 * time.Second})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	c.send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`)
+	require.Equal(t, "notifications/subscriptions/acknowledged", c.next().Method)
+	start := time.Now()
+	require.NoError(t, c.in.Close())
+	select {
+	case err := <-c.done:
+		assert.NoError(t, err)
+		c.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of the input did not end the session")
+	}
+	assert.Less(t, time.Since(start), time.Second, "the listen stream ended with the input")
 }

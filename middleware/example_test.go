@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
+	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/saguaro-go/saguaro/auth"
 	"github.com/saguaro-go/saguaro/mcp"
 	"github.com/saguaro-go/saguaro/middleware"
 )
@@ -50,6 +53,79 @@ func (h keepOnly) Handle(ctx context.Context, r slog.Record) error {
 		return true
 	})
 	return h.Handler.Handle(ctx, kept)
+}
+
+// The package documentation's chain around an MCP endpoint, run: a
+// browser's preflight is answered by CORS, a foreign page refused by
+// OriginCheck, a request without a token by the verifier's enforcer, and
+// a call with one reaches the endpoint; every line is httplog's, with the
+// MCP method and tool on it.
+func Example() {
+	logger := exampleLogger("url.path", "http.response.status_code", mcp.AttrMethod, mcp.AttrTool)
+	origins := []string{"https://app.example.com"}
+	key := []byte("an-example-secret-of-32-bytes!!!")
+	v, err := auth.NewVerifier(context.Background(), &auth.Options{Resource: "http://127.0.0.1:8080/mcp",
+		Issuer: "https://login.example.com", Keys: []auth.Key{auth.HMACKey("HS256", key)}})
+	if err != nil {
+		panic(err)
+	}
+	defer v.Close()
+	srv := mcp.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	_ = mcp.AddTool(srv, &mcp.Tool{Name: "get_weather"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct{ City string }) (string, error) {
+			return "sunny in " + in.City, nil
+		})
+
+	r := chi.NewRouter()
+	r.Use(chimw.RequestID, chimw.ClientIPFromRemoteAddr) // Logging logs them; behind a proxy, ClientIPFromXFF
+	r.Use(middleware.Logging(logger, nil))               // recovers panics itself
+	r.Use(chimw.Heartbeat("/healthz"))
+	r.Use(middleware.CORS(&middleware.CORSOptions{AllowedOrigins: origins}))          // answers preflights
+	r.Use(middleware.OriginCheck(&middleware.OriginOptions{AllowedOrigins: origins})) // refuses the rest
+	r.Use(middleware.RateLimit(nil))                                                  // 100 a minute per client IP, token checks included
+	r.Use(middleware.BodyLimit(middleware.DefaultMaxBodyBytes))
+	r.With(v.Handler, auth.Required(), middleware.RateLimit(&middleware.RateLimitOptions{
+		Limit: 600, Key: middleware.KeyBySubject(auth.Identity), // per subject, after auth
+	})).Mount("/mcp", mcp.Controller(&mcp.Options{
+		Handler:        srv,
+		AllowedOrigins: origins, // the endpoint applies OriginCheck's rule itself
+		Attrs:          httplog.SetAttrs,
+	}))
+
+	token, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "https://login.example.com",
+		"aud": "http://127.0.0.1:8080/mcp", "sub": "ann", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(key)
+	send := func(method, origin, token, body string) {
+		req := httptest.NewRequest(method, "http://127.0.0.1:8080/mcp", strings.NewReader(body))
+		req.RemoteAddr = "192.0.2.7:41000"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		fmt.Println(method, origin, w.Code)
+	}
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_weather","arguments":{"City":"Tucson"}}}`
+	send(http.MethodOptions, "https://app.example.com", "", "")
+	send(http.MethodPost, "https://evil.example.com", token, call)
+	send(http.MethodPost, "", "", call)
+	send(http.MethodPost, "https://app.example.com", token, call)
+	// Output:
+	// OPTIONS https://app.example.com 200
+	// log.level=WARN url.path=/mcp http.response.status_code=403
+	// POST https://evil.example.com 403
+	// log.level=WARN url.path=/mcp http.response.status_code=401
+	// POST  401
+	// log.level=INFO url.path=/mcp http.response.status_code=200 mcp.method=tools/call mcp.tool=get_weather
+	// POST https://app.example.com 200
 }
 
 // The preset is httplog's request line; the mcp package puts what a

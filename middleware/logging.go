@@ -70,8 +70,10 @@ const (
 //
 // Give the slog handler the schema's ReplaceAttr, so that time, level,
 // message and error take the schema's names. Place Logging after chi's
-// RequestID and ClientIPFrom… middleware and before the rest. Logging
-// copies opts (httplog's RequestLogger writes into the Options it is
+// RequestID and ClientIPFrom… middleware and before the rest. It recovers
+// panics itself (httplog's RecoverPanics, on by default) and logs them
+// with their stack; chi's Recoverer after it also works, and then the line
+// shows the 500 without the panic. Logging copies opts (httplog's RequestLogger writes into the Options it is
 // given) and panics if logger is nil.
 func Logging(logger *slog.Logger, opts *httplog.Options) func(http.Handler) http.Handler {
 	if logger == nil {

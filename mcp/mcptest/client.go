@@ -56,6 +56,7 @@ type Client struct {
 	caps   json.RawMessage
 	conn   *memConn
 	served chan error
+	stop   context.CancelFunc // ends ServeConn's context
 
 	mu       sync.Mutex
 	nextID   int64
@@ -110,7 +111,12 @@ func Dial(ctx context.Context, h mcp.Handler, opts *Options) (*Client, error) {
 	c.modern = c.opts.Revision == "2026-07-28"
 	c.caps = c.capabilities()
 	c.conn = newMemConn(c)
-	go func() { c.served <- mcp.ServeConn(context.Background(), h, c.conn, c.opts.Server) }()
+	// Close cancels the server's context rather than only ending its
+	// input, so that what still runs is cancelled at once: a test that
+	// ends does not wait for its calls.
+	sctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	go func() { c.served <- mcp.ServeConn(sctx, h, c.conn, c.opts.Server) }()
 	if c.modern {
 		return c, nil
 	}
@@ -156,9 +162,10 @@ func (c *Client) capabilities() json.RawMessage {
 	return b
 }
 
-// Close ends the connection, as a client closing the server's standard
-// input does, and returns once the server stopped: its calls still
-// running are cancelled. It returns what mcp.ServeConn returned.
+// Close ends the connection and returns once the server stopped: its
+// calls still running are cancelled at once, as when a stdio server's
+// context ends (a stdio client that only closes its input lets them
+// finish first). It returns what mcp.ServeConn returned.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -172,6 +179,7 @@ func (c *Client) Close() error {
 	for _, p := range calls {
 		close(p.done)
 	}
+	c.stop()
 	c.conn.close()
 	return <-c.served
 }

@@ -11,13 +11,16 @@
 // one at a time, exactly as over HTTP. What a call sends (notifications,
 // server→client requests, its response) is written with the call's id as
 // the related id, for connections that keep a call's messages together.
-// The end of the input (stdin closed) ends the session: the calls still
-// running are cancelled and Serve returns once they have finished.
+// The end of the input (stdin closed) ends the session gently: the calls
+// already running finish and their answers are written, within Grace;
+// what still runs shortly before Grace ends is cancelled. The end of ctx,
+// or a failed read or write, cancels the running calls at once.
 package conn
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -56,9 +59,12 @@ type Config struct {
 	RequestTimeout time.Duration
 	// QueueSize bounds the stateful callbacks waiting for their turn.
 	QueueSize int
-	// Grace is how long Serve waits, once the input or ctx ended, for
-	// calls to finish after their cancellation and for their answers to
-	// be written; then it returns anyway. Default 5 seconds.
+	// Grace bounds how long Serve takes to return once the input or ctx
+	// ended: after the input's end the calls running may finish until
+	// shortly before it (a tenth of it, at most a second), then they are
+	// cancelled; after ctx's they are cancelled at once. Either way Serve
+	// waits for their answers to be written until Grace has passed, then
+	// returns ErrCallsRunning. Default 5 seconds.
 	Grace time.Duration
 	// MaxBatch bounds the messages of a batch (-32600 beyond it); 0 is
 	// none.
@@ -72,6 +78,10 @@ type Config struct {
 // Grace after the input ended: their handlers do not honour their
 // context, or a write of theirs waits on a client that stopped reading.
 var ErrCallsRunning = errors.New("mcp: calls still running after the connection ended")
+
+// errInputEnded is what a server→client request gets once the client
+// closed its input: its answer can no longer arrive.
+var errInputEnded = fmt.Errorf("%w: the client closed its input", protocol.ErrSessionEnded)
 
 // server is one connection's session and what runs in it.
 type server struct {
@@ -98,8 +108,11 @@ type server struct {
 	modern    *session.Session    // the calls of 2026-07-28 requests, for cancellation
 	writeErr  error               // the first Write that failed
 	changes   func()              // removes the engine's change hook
-	ended     chan struct{}       // closed when the input ended
+	ended     chan struct{}       // closed when the session ended
 	endOnce   sync.Once
+
+	input      context.Context // done once the client's input ended
+	inputEnded context.CancelFunc
 }
 
 // Serve serves one session over c until c's input ends (nil) or fails
@@ -112,6 +125,8 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 		tasks: make(chan func()), quit: make(chan struct{}),
 		cancelled: map[wire.ID]bool{}, listeners: map[*listening]bool{},
 		modern: session.New(protocol.Rev20260728, nil, nil, 0), ended: make(chan struct{})}
+	s.input, s.inputEnded = context.WithCancel(context.Background())
+	defer s.inputEnded()
 	s.changes = s.eng.OnChange(s.changed)
 	// The input is read on a goroutine of its own, so that a write the
 	// client does not take (it stopped reading) cannot keep Serve from
@@ -119,12 +134,23 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 	read := make(chan error, 1)
 	go func() { read <- s.read(ctx) }()
 	var err error
+	drain := false
 	select {
 	case err = <-read:
 		read = nil
+		// The input ended by itself, not because ctx did or a write
+		// failed: the client said all it had to say, and may still read
+		// the answers of what it asked (printf '…' | server -stdio).
+		drain = err == nil && ctx.Err() == nil
 	case <-ctx.Done():
 	}
-	s.end()
+	grace := cfg.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	deadline := time.Now().Add(grace)
+	// done is the reader's error once the reader and every call are over.
+	// The reader goes first: it alone starts calls.
 	done := make(chan error, 1)
 	go func() {
 		var rerr error
@@ -134,24 +160,40 @@ func Serve(ctx context.Context, cfg Config, c Conn) error {
 		s.calls.Wait()
 		done <- rerr
 	}()
-	grace := cfg.Grace
-	if grace <= 0 {
-		grace = 5 * time.Second
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case rerr := <-done:
-		if err == nil {
-			err = rerr
+	finished := false
+	if drain {
+		s.endInput()
+		// Cancelled a little before the grace ends (as Endpoint.Shutdown
+		// does), the calls still running can answer before it does.
+		t := time.NewTimer(grace - min(grace/10, time.Second))
+		select {
+		case <-done:
+			finished = true
+		case <-t.C:
+		case <-ctx.Done():
 		}
+		t.Stop()
+	}
+	s.end()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	if finished {
 		close(s.quit)
 		s.workers.Wait() // idle now: they exit at once
-	case <-t.C:
-		close(s.quit)
-		s.log.Error("mcp: calls still running after the connection ended")
-		if err == nil {
-			err = ErrCallsRunning
+	} else {
+		select {
+		case rerr := <-done:
+			if err == nil {
+				err = rerr
+			}
+			close(s.quit)
+			s.workers.Wait()
+		case <-t.C:
+			close(s.quit)
+			s.log.Error("mcp: calls still running after the connection ended")
+			if err == nil {
+				err = ErrCallsRunning
+			}
 		}
 	}
 	if err == nil {
@@ -181,6 +223,22 @@ func (s *server) read(ctx context.Context) error {
 			return nil
 		}
 		s.handle(msg)
+	}
+}
+
+// endInput is the end of the client's input: the server→client requests
+// waiting for an answer fail, as do new ones, and the subscriptions/listen
+// streams end; the calls go on.
+func (s *server) endInput() {
+	s.inputEnded()
+	s.mu.Lock()
+	ls := make([]*listening, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.cancel()
 	}
 }
 

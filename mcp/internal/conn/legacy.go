@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/session"
@@ -169,6 +170,19 @@ func (o *callOutbound) Notify(_ context.Context, method string, params json.RawM
 	return o.s.write(wire.AppendNotification(nil, method, params), o.id)
 }
 
+// Request sends a server→client request and waits for its answer, which
+// cannot come once the client's input ended: then it fails at once.
 func (o *callOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return o.sess.Request(ctx, method, params, func(msg []byte) error { return o.s.write(msg, o.id) })
+	if o.s.input.Err() != nil {
+		return nil, errInputEnded
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(o.s.input, func() { cancel(errInputEnded) })
+	defer stop()
+	res, err := o.sess.Request(ctx, method, params, func(msg []byte) error { return o.s.write(msg, o.id) })
+	if err != nil && errors.Is(context.Cause(ctx), errInputEnded) {
+		return nil, errInputEnded
+	}
+	return res, err
 }

@@ -90,8 +90,9 @@ func (o *modernOutbound) Request(ctx context.Context, method string, params json
 
 // listening is an open subscriptions/listen of the connection.
 type listening struct {
-	l    protocol.Listener
-	wake chan struct{}
+	l      protocol.Listener
+	wake   chan struct{}
+	cancel context.CancelFunc // ends it without a word: the client's input ended
 }
 
 // listen opens a subscription: its notifications go on the connection,
@@ -115,6 +116,7 @@ func (s *server) listen(call *protocol.Call) {
 		l.Close()
 		return
 	}
+	ls.cancel = cancel
 	s.mu.Lock()
 	s.listeners[ls] = true
 	s.mu.Unlock()
