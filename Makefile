@@ -23,10 +23,10 @@ LINT_MODULES ?= . mcpredis example_app interop
 # The spec revisions whose requirement sets the conformance suite runs.
 REVISIONS ?= 2025-11-25 2026-07-28
 
-.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop deploy-check tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
+.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop deploy-check tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
 
 # staticcheck comes last: a lint finding must not hide the tests' verdict.
-test: fmt-check vet go-floor unit interop deploy-check soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-revisions conformance-revisions-cluster staticcheck
+test: fmt-check vet go-floor unit interop deploy-check soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -68,9 +68,14 @@ redis:
 postgres:
 	@.ci/postgres.sh
 
+# mcpredis's suite runs twice: on one Redis, then with REDISTEST_CLUSTER=1,
+# which gives each test a three-master Redis Cluster of its own
+# (redistest.StartCluster), so that what works on one Redis is proved on a
+# cluster too.
 unit: redis postgres
 	$(GO) test -race -count=1 $(PKGS)
 	cd mcpredis && $(GO) test -race -count=1 ./...
+	cd mcpredis && REDISTEST_CLUSTER=1 $(GO) test -race -count=1 .
 	cd example_app && $(GO) test -race -count=1 ./...
 
 # The peer SDKs' clients (go-sdk, mcp-go) against the conformance fixture:
@@ -80,7 +85,13 @@ unit: redis postgres
 # Debian's packages where it is missing).
 interop: redis postgres
 	CHROMIUM="$$(.ci/chromium.sh)"; export CHROMIUM; \
-	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd interop && $(GO) vet ./... && $(GO) test -race -count=1 ./... && \
+	REDISTEST_CLUSTER=1 $(GO) test -race -count=1 -run '$(REPLICA_TESTS)' .
+
+# The example app's replica tests, run a second time by `interop` with
+# REDISTEST_CLUSTER=1: its three replicas then share their sessions on a
+# three-master Redis Cluster of their own (mcpredis/redistest).
+REPLICA_TESTS ?= ^(TestReplicasShareTheBoard|TestTypeScriptSDKOAuthReplicas|TestDashboardSignIn)$$
 
 # What deploys the example app, checked without Docker or a cluster
 # (neither runs here): the Kubernetes manifests in deploy/kubernetes
@@ -129,6 +140,16 @@ conformance-cluster: redis
 
 conformance-alpha-cluster: redis
 	GO=$(GO) CONFORMANCE_REPLICAS=3 .ci/conformance.sh alpha
+
+# Both suites again through three replicas on a throwaway three-master Redis
+# Cluster (.ci/redis-cluster.sh: Debian's redis-server with cluster mode on
+# free ports, joined by redis-cli --cluster create), whose URL the replicas
+# get in go-redis's cluster form (redis://host:port?addr=...).
+conformance-rediscluster: redis
+	GO=$(GO) CONFORMANCE_REPLICAS=3 CONFORMANCE_REDIS=cluster .ci/conformance.sh 0.1.16
+
+conformance-alpha-rediscluster: redis
+	GO=$(GO) CONFORMANCE_REPLICAS=3 CONFORMANCE_REDIS=cluster .ci/conformance.sh alpha
 
 # The alpha suite per spec revision: `server --requirements REVISION` runs
 # what that revision requires, and what it runs without scoring (pending

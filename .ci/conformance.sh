@@ -22,9 +22,16 @@
 # and the output folder artifacts/conformance-VERSION-cluster. A custom CMD gets the
 # word {redis} replaced by REDIS_URL (also exported to it as REDIS_URL).
 #
+# Redis Cluster runs: CONFORMANCE_REDIS=cluster as well runs the replicas on a
+# throwaway three-master Redis Cluster (.ci/redis-cluster.sh) instead, whose
+# URL in go-redis's cluster form (redis://host:port?addr=...) is REDIS_URL; the
+# output folder is artifacts/conformance-VERSION-rediscluster.
+#
 # Environment (all optional):
 #   CONFORMANCE_REPLICAS         N > 1: run against N replicas behind a proxy (above);
 #                                default 1 (one process, no Redis)
+#   CONFORMANCE_REDIS            cluster runs: "cluster" for a throwaway Redis Cluster
+#                                (above); default one Redis (REDIS_URL, below)
 #   REDIS_URL                    cluster runs: the Redis to use, if it answers PING; else
 #                                127.0.0.1:6379 if that answers; else a throwaway
 #                                redis-server (nothing on disk) started for the run and
@@ -143,7 +150,15 @@ else
 	RUN_LABEL=$LABEL
 	DEFAULT_BASELINE=$ROOT/.ci/conformance-$VERSION-expected-failures.yml
 fi
-if [ "$REPLICAS" -gt 1 ]; then RUN_LABEL=$RUN_LABEL-cluster; fi
+REDIS_MODE=${CONFORMANCE_REDIS:-}
+case "$REDIS_MODE" in
+'' | single) REDIS_MODE= ;;
+cluster) [ "$REPLICAS" -gt 1 ] || die "CONFORMANCE_REDIS=cluster needs CONFORMANCE_REPLICAS > 1" ;;
+*) die "CONFORMANCE_REDIS must be cluster or empty, got '$REDIS_MODE'" ;;
+esac
+if [ "$REPLICAS" -gt 1 ]; then
+	if [ "$REDIS_MODE" = cluster ]; then RUN_LABEL=$RUN_LABEL-rediscluster; else RUN_LABEL=$RUN_LABEL-cluster; fi
+fi
 
 SUITE=${CONFORMANCE_SUITE:-all}
 BASELINE=${CONFORMANCE_BASELINE:-$DEFAULT_BASELINE}
@@ -254,9 +269,13 @@ stop_fixture() {
 	wait "$pid" 2>/dev/null || true
 }
 REDIS_PID=
-# Stop the throwaway redis-server, if this run started one (after the fixture:
-# the replicas clean up their keys on their way out).
+# Stop the throwaway redis-server or Redis Cluster, if this run started one
+# (after the fixture: the replicas clean up their keys on their way out).
 stop_redis() {
+	if [ -n "${REDIS_CLUSTER_DIR:-}" ]; then
+		"$ROOT/.ci/redis-cluster.sh" stop "$REDIS_CLUSTER_DIR" || true
+		REDIS_CLUSTER_DIR=
+	fi
 	[ -n "$REDIS_PID" ] || return 0
 	local pid=$REDIS_PID
 	REDIS_PID=
@@ -310,6 +329,17 @@ redis_answers() {
 	' _ "$host" "$port" 2>/dev/null
 }
 
+REDIS_CLUSTER_DIR=
+# start_redis_cluster: a throwaway three-master Redis Cluster for this run only
+# (stop_redis, from every exit path). Sets REDIS_URL.
+start_redis_cluster() {
+	REDIS_CLUSTER_DIR=$OUT/redis-cluster
+	say "starting a throwaway Redis Cluster (3 masters) in $REDIS_CLUSTER_DIR"
+	REDIS_URL=$("$ROOT/.ci/redis-cluster.sh" start "$REDIS_CLUSTER_DIR" 3 0) ||
+		die "could not start a Redis Cluster (logs in $REDIS_CLUSTER_DIR)"
+	say "replicas share their sessions on the Redis Cluster $REDIS_URL"
+}
+
 # start_redis: a throwaway redis-server on a free loopback port, keeping nothing
 # on disk, for this run only (stop_redis, from every exit path). Sets REDIS_URL.
 start_redis() {
@@ -341,8 +371,12 @@ start_redis() {
 	die "could not start redis-server (log: $OUT/redis.log)"
 }
 
-# A cluster run needs a Redis: $REDIS_URL, else the usual local one, else our own.
-if [ "$REPLICAS" -gt 1 ]; then
+# A cluster run needs a Redis: $REDIS_URL, else the usual local one, else our own;
+# or a Redis Cluster of its own.
+if [ "$REPLICAS" -gt 1 ] && [ "$REDIS_MODE" = cluster ]; then
+	start_redis_cluster
+	export REDIS_URL
+elif [ "$REPLICAS" -gt 1 ]; then
 	if [ -n "${REDIS_URL:-}" ] && redis_answers "$REDIS_URL"; then
 		say "replicas share their sessions on \$REDIS_URL ($REDIS_URL)"
 	else
@@ -367,7 +401,9 @@ start_fixture() {
 		cmd=()
 		for w in "${fixture_cmd[@]}"; do
 			w=${w//\{addr\}/127.0.0.1:$PORT}
-			w=${w//\{redis\}/${REDIS_URL:-}}
+			# Quoted: bash 5.2 reads an unquoted & as the matched text,
+			# and a cluster's URL has some.
+			w=${w//\{redis\}/"${REDIS_URL:-}"}
 			cmd+=("${w//\{port\}/$PORT}")
 		done
 		say "starting fixture (attempt $attempt): ${cmd[*]}"

@@ -108,7 +108,7 @@ type app struct {
 	endpoint *mcp.Endpoint
 	// With -redis: the cluster and its client.
 	cluster *mcpredis.Cluster
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	unwatch func()
 	// tel is the MCP endpoint's telemetry (/metrics, OTLP, the chart);
 	// stopChart ends the chart's feed.
@@ -196,7 +196,7 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	a.unwatch = a.store.Watch(a.boardChanged)
 	var cl cluster.Cluster // nil unless on Redis: a nil *mcpredis.Cluster is not a nil interface
 	if a.cluster != nil {
-		cl = pingedCluster{a.cluster, a.rdb}
+		cl = a.cluster
 	}
 	a.endpoint = mcp.Controller(&mcp.Options{
 		Cluster: cl,
@@ -227,17 +227,6 @@ func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err e
 	})
 	return a, nil
 }
-
-// pingedCluster is the app's cluster with the health check the MCP
-// endpoint's Ready reads (the Healthy method of cluster.HealthChecker):
-// one PING of Redis, bounded by the probe's context, so that /readyz
-// turns 503 as soon as Redis stops answering.
-type pingedCluster struct {
-	*mcpredis.Cluster
-	rdb *redis.Client
-}
-
-func (c pingedCluster) Healthy(ctx context.Context) error { return c.rdb.Ping(ctx).Err() }
 
 // joinCluster connects to Redis and joins this replica to the cluster.
 func (a *app) joinCluster(ctx context.Context) error {

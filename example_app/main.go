@@ -57,7 +57,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	data := flag.String("data", "", "SQLite file to keep the board in (default: in memory)")
 	dbURL := flag.String("db", "", "PostgreSQL URL to keep the board in (postgres://…), shared by replicas; instead of -data (default $"+databaseEnv+")")
-	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db) (default $"+redisEnv+")")
+	redisURL := flag.String("redis", "", "share MCP sessions with the other replicas on this Redis (redis://host:port/db, or a Redis Cluster as redis://host:port?addr=host2:port2&addr=host3:port3) (default $"+redisEnv+")")
 	redisPrefix := flag.String("redis-prefix", "saguaro-example:", "with -redis: the key prefix the replicas share")
 	advertise := flag.String("advertise", "", "with -redis: this replica's base URL as the other replicas reach it (default http://<listen addr>)")
 	printToken := flag.Bool("dev-token", true, "print a development access token (1 hour, all scopes) for curl")

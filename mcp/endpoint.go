@@ -27,12 +27,6 @@ type Endpoint struct {
 // no more requests.
 var ErrDraining = errors.New("mcp: the endpoint is draining")
 
-// healthChecker is a cluster store that can say whether it answers
-// (mcpredis pings Redis).
-type healthChecker interface {
-	Healthy(ctx context.Context) error
-}
-
 // Controller returns the MCP endpoint, the Streamable HTTP transport of
 // every revision, as an http.Handler ready to mount on a chi router:
 //
@@ -186,7 +180,7 @@ func (e *Endpoint) Ready(ctx context.Context) error {
 	if e.t.Draining() {
 		return ErrDraining
 	}
-	hc, ok := e.cluster.(healthChecker)
+	hc, ok := e.cluster.(cluster.HealthChecker)
 	if !ok {
 		return nil
 	}

@@ -17,9 +17,6 @@ var (
 	// session ended (reaped, deleted) before it completed, or, over
 	// stdio, a server→client request once the client closed its input.
 	ErrSessionEnded = protocol.ErrSessionEnded
-	// ErrStoreUnavailable: a server→client request of a replicated
-	// session whose store did not answer.
-	ErrStoreUnavailable = protocol.ErrStoreUnavailable
 	// ErrClientCapability: the client did not declare the capability a
 	// server→client request needs (sampling, elicitation, roots, or a mode
 	// of them); nothing was sent.

@@ -48,8 +48,8 @@ type Options struct {
 	// answers the transport specification does not give:
 	//
 	//	session store does not answer                        503, Retry-After: 1, -32603
-	//	session store restarted empty moments ago (the owner 503, Retry-After: 1, -32603, never 404
-	//	  has not recorded the session again yet)
+	//	session store lost its data (restarted empty), until 503, Retry-After: 1, -32603, never 404
+	//	  every live replica has recorded its sessions again
 	//	session moving between replicas (a race)             503, Retry-After: 1, -32603
 	//	owner unreachable for a reason other than being gone 502, -32603
 	//	owner accepts a relay and does not answer (stopped)  once its lease lapses: taken over, the
@@ -72,9 +72,11 @@ type Options struct {
 	//	  to end
 	//
 	// Registry changes announced on one replica reach every replica's
-	// sessions and subscriptions/listen streams; each replica must
-	// register the same tools, resources and prompts, and seal with the
-	// same ServerOptions.Keys. The 2026-07-28 revision is stateless and
+	// sessions and subscriptions/listen streams; changes of one kind made
+	// close together, on one replica or several, may reach them as one
+	// notification (the store decides: mcpredis waits ChangeWindow). Each
+	// replica must register the same tools, resources and prompts, and
+	// seal with the same ServerOptions.Keys. The 2026-07-28 revision is stateless and
 	// needs no relay, except for its tasks, which live in the process
 	// that runs them: their ids name that replica, and tasks/get,
 	// tasks/update, tasks/cancel and subscriptions/listen with taskIds

@@ -57,9 +57,9 @@ func (c *countingCluster) Claim(ctx context.Context, id, from string) (bool, err
 	return c.Cluster.Claim(ctx, id, from)
 }
 
-func (c *countingCluster) Release(ctx context.Context, id string) error {
+func (c *countingCluster) Release(ctx context.Context, ids ...string) error {
 	c.calls.Add(1)
-	return c.Cluster.Release(ctx, id)
+	return c.Cluster.Release(ctx, ids...)
 }
 
 func (c *countingCluster) End(ctx context.Context, id string) error {
@@ -72,9 +72,9 @@ func (c *countingCluster) Locate(ctx context.Context, replica string) (string, e
 	return c.Cluster.Locate(ctx, replica)
 }
 
-func (c *countingCluster) Append(ctx context.Context, session string, data []byte) (int64, error) {
+func (c *countingCluster) Append(events ...cluster.Event) {
 	c.calls.Add(1)
-	return c.Cluster.Append(ctx, session, data)
+	c.Cluster.Append(events...)
 }
 
 func (c *countingCluster) Events(ctx context.Context, session string, after int64) ([]cluster.Event, error) {

@@ -12,7 +12,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/saguaro-go/saguaro/mcp"
+	mcpcluster "github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcpredis"
 	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 	"github.com/saguaro-go/saguaro/sse"
@@ -414,7 +414,7 @@ func next(t *testing.T, ch <-chan sse.Event) sse.Event {
 }
 
 func TestResourceUpdatesReachEveryReplica(t *testing.T) {
-	_, lb := cluster(t, 3)
+	rps, lb := cluster(t, 3)
 	subscriber := newClient(t, lb.URL)
 	subscriber.initialize()
 	res, _ := subscriber.call("resources/subscribe", `{"uri":"test://r"}`, nil)
@@ -424,30 +424,31 @@ func TestResourceUpdatesReachEveryReplica(t *testing.T) {
 	events, _ := subscriber.getStream(ctx, "")
 
 	// Other sessions, whose owners are spread over the replicas, change
-	// the resource: the subscriber hears of each change once.
-	var wg sync.WaitGroup
-	for i := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			other := newClient(t, lb.URL)
-			other.initialize()
-			res, _ := other.call("tools/call", `{"name":"touch","arguments":{"text":"test://r"}}`, nil)
-			assert.Nil(t, res.Error, "toucher %d", i)
-		}()
-	}
-	wg.Wait()
+	// the resource one after another: the subscriber hears of each
+	// change once.
 	seen := map[string]bool{}
-	for range 6 {
+	for i := range 6 {
+		other := newClient(t, lb.URL)
+		other.initialize()
+		res, _ := other.call("tools/call", `{"name":"touch","arguments":{"text":"test://r"}}`, nil)
+		require.Nil(t, res.Error, "toucher %d", i)
 		ev := next(t, events)
 		assert.Contains(t, string(ev.Data), `"notifications/resources/updated"`)
 		assert.False(t, seen[ev.ID], "event %s twice", ev.ID)
 		seen[ev.ID] = true
 	}
+
+	// The same update made on every replica at once (each hears of it
+	// from a shared source, say) makes one notification.
+	for _, rp := range rps {
+		rp.mcp.ResourceUpdated("test://r")
+	}
+	ev := next(t, events)
+	assert.Contains(t, string(ev.Data), `"uri":"test://r"`)
 	select {
 	case ev := <-events:
-		t.Fatalf("a seventh event: %s", ev.Data)
-	case <-time.After(300 * time.Millisecond):
+		t.Fatalf("a second notification of one update: %s", ev.Data)
+	case <-time.After(500 * time.Millisecond):
 	}
 }
 
@@ -471,11 +472,16 @@ func TestTakeOverWhenTheOwnerDies(t *testing.T) {
 	events, _ := c.getStream(ctx, "")
 	other := newClient(t, lb.URL)
 	other.initialize()
-	for range 2 {
+	var first, second sse.Event
+	for i := range 2 {
 		res, _ := other.call("tools/call", `{"name":"touch","arguments":{"text":"test://r"}}`, nil)
 		require.Nil(t, res.Error)
+		if i == 0 {
+			first = next(t, events)
+		} else {
+			second = next(t, events)
+		}
 	}
-	first, second := next(t, events), next(t, events)
 	cancel()
 
 	// The owner crashes. Meanwhile one more update is logged for the
@@ -688,6 +694,12 @@ func TestServerRequestOnTheGETStream(t *testing.T) {
 		startReplicaWith(t, "c", url, prefix, nil, jsonOnly),
 	}
 	lb := roundRobin(t, rps...)
+	// What each replica hears from the others: nothing about a session
+	// it does not run.
+	heard := make([]atomic.Int64, len(rps))
+	for i, rp := range rps {
+		defer rp.cl.Watch(func(mcpcluster.Notice) { heard[i].Add(1) })()
+	}
 	c := newClient(t, lb.URL)
 	c.initialize()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -711,6 +723,9 @@ func TestServerRequestOnTheGETStream(t *testing.T) {
 	require.Nil(t, res.Error)
 	assert.Empty(t, before)
 	assert.Contains(t, string(res.Result), "sampled via-get")
+	for i := range rps {
+		assert.Zero(t, heard[i].Load(), "replica %d heard of another's session", i)
+	}
 }
 
 func TestListenHearsOtherReplicas(t *testing.T) {

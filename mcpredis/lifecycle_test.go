@@ -7,36 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/saguaro-go/saguaro/mcp"
-	"github.com/saguaro-go/saguaro/mcpredis"
 	"github.com/saguaro-go/saguaro/mcpredis/redistest"
 )
 
 // An endpoint's readiness and shutdown with Redis behind it.
-
-// pinged is a cluster whose Healthy pings its Redis client, the store
-// health signal mcp.Endpoint.Ready reads from a cluster that has one.
-type pinged struct {
-	*mcpredis.Cluster
-	rdb *redis.Client
-}
-
-func (p pinged) Healthy(ctx context.Context) error { return p.rdb.Ping(ctx).Err() }
-
-// withPing makes a replica's endpoint read Redis's health.
-func withPing(t *testing.T, redisURL string) func(*mcp.Options) {
-	rdb, err := mcpredis.NewClient(redisURL)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rdb.Close() })
-	return func(o *mcp.Options) {
-		o.Cluster = pinged{o.Cluster.(*mcpredis.Cluster), rdb}
-		o.Limits = &mcp.Limits{Sessions: -1}
-	}
-}
 
 // ready is the endpoint's readiness as a probe asks it: within a second.
 func ready(ep *mcp.Endpoint) error {
@@ -52,7 +30,7 @@ func ready(ep *mcp.Endpoint) error {
 func TestReadyFollowsRedis(t *testing.T) {
 	rs := redistest.Start(t)
 	prefix := redistest.Prefix(t)
-	rp := startReplicaWith(t, "a", rs.URL(), prefix, nil, withPing(t, rs.URL()))
+	rp := startReplicaWith(t, "a", rs.URL(), prefix, nil, unlimited)
 	require.NoError(t, ready(rp.ep))
 
 	rs.Stop()
@@ -84,7 +62,7 @@ func TestShutdownWithRedisFrozen(t *testing.T) {
 	const sessions = 5_000
 	rs := redistest.Start(t)
 	prefix := redistest.Prefix(t)
-	rp := startReplicaWith(t, "a", rs.URL(), prefix, nil, withPing(t, rs.URL()))
+	rp := startReplicaWith(t, "a", rs.URL(), prefix, nil, unlimited)
 	var wg sync.WaitGroup
 	work := make(chan struct{})
 	for range 8 {

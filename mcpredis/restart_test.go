@@ -143,3 +143,59 @@ func TestNoReplicaIsGoneJustAfterARedisRestart(t *testing.T) {
 		return errors.Is(err, mcpcluster.ErrReplicaGone)
 	}, 10*time.Second, 50*time.Millisecond, "a replica that stopped beating is gone")
 }
+
+// TestRecoveryWaitsForEveryLiveReplica: after Redis restarts empty, a
+// session it does not know is "recovering" (503), not unknown (404),
+// for as long as a live replica has not recorded its sessions again,
+// however long that takes: here a replica that takes three seconds,
+// many times its heartbeat. Once it has, unknown is unknown again; and a
+// replica that dies meanwhile does not hold the others up for long.
+func TestRecoveryWaitsForEveryLiveReplica(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	join := func(name string) *mcpredis.Cluster {
+		rdb, err := mcpredis.NewClient(rs.URL())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = rdb.Close() })
+		cl, err := mcpredis.New(context.Background(), rdb, &mcpredis.Options{URL: "http://" + name + "/mcp", Prefix: prefix,
+			Heartbeat: 100 * time.Millisecond})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cl.Close() })
+		return cl
+	}
+	a, slow, dying := join("a"), join("slow"), join("dying")
+	ctx := context.Background()
+	rec := &mcpcluster.Record{ID: "kept", Revision: "2025-11-25", Movable: true}
+	require.NoError(t, slow.Create(ctx, rec, time.Minute))
+	resets := make(chan struct{}, 10)
+	defer slow.Watch(func(n mcpcluster.Notice) {
+		if n.Kind == mcpcluster.NoticeReset {
+			resets <- struct{}{}
+		}
+	})()
+	defer dying.Watch(func(mcpcluster.Notice) {})() // it never records: it dies first
+
+	rs.Restart()
+	select {
+	case <-resets:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow replica was not told to record its sessions again")
+	}
+	dying.Close()
+	start := time.Now()
+	for time.Since(start) < 3*time.Second {
+		_, err := a.Load(ctx, "never")
+		require.ErrorIs(t, err, mcpredis.ErrRecovering, "after %v", time.Since(start))
+		_, err = a.Load(ctx, "kept")
+		require.ErrorIs(t, err, mcpredis.ErrRecovering, "after %v", time.Since(start))
+		time.Sleep(50 * time.Millisecond)
+	}
+	moved, err := slow.Recover(ctx, []*mcpcluster.Record{rec}, time.Minute)
+	require.NoError(t, err)
+	assert.Empty(t, moved)
+	got, err := a.Load(ctx, "kept")
+	require.NoError(t, err)
+	assert.Equal(t, slow.Self().ID, got.Owner)
+	_, err = a.Load(ctx, "never")
+	assert.ErrorIs(t, err, mcpcluster.ErrSessionUnknown)
+}

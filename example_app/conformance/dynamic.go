@@ -27,8 +27,8 @@ import (
 type dynamic struct {
 	srv    *mcp.Server
 	logger *slog.Logger
-	shared *redis.Client // replicas: where the counters live; nil for one process
-	key    string        // the hash of the counters, under the cluster's prefix
+	shared redis.UniversalClient // replicas: where the counters live; nil for one process
+	key    string                // the hash of the counters, under the cluster's prefix
 
 	// mu serialises flips and syncs on this replica, Redis round trip
 	// included, so that a sync never undoes a later flip.

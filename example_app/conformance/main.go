@@ -142,7 +142,7 @@ func redisClientURL(s string) string {
 // clustered is this replica's membership of the cluster: the Redis
 // client, the mcpredis.Cluster, and the keys every replica shares.
 type clustered struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	cl     *mcpredis.Cluster
 	prefix string
 	key    []byte
@@ -187,25 +187,36 @@ func (c *clustered) close(clean bool) {
 // deletePrefix deletes the keys under prefix (SCAN, then DEL): what a run
 // with its own prefix leaves on a shared Redis, such as the shared keys,
 // which never expire.
-func deletePrefix(rdb *redis.Client, prefix string) {
+func deletePrefix(rdb redis.UniversalClient, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 500).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		slog.Warn("cleaning up Redis", slog.String("prefix", prefix), slog.Any("error", err))
-		return
-	}
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		if err := rdb.Del(ctx, keys[:n]...).Err(); err != nil {
-			slog.Warn("cleaning up Redis", slog.String("prefix", prefix), slog.Any("error", err))
-			return
+	// A Redis Cluster holds the keys on its masters: each is scanned, and
+	// each key deleted on its own (a DEL of keys in several slots fails).
+	scan := func(ctx context.Context, node redis.UniversalClient) error {
+		iter := node.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		var keys []string
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
 		}
-		keys = keys[n:]
+		if err := iter.Err(); err != nil || len(keys) == 0 {
+			return err
+		}
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.Del(ctx, k)
+			}
+			return nil
+		})
+		return err
+	}
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return scan(ctx, node) })
+	} else {
+		err = scan(ctx, rdb)
+	}
+	if err != nil {
+		slog.Warn("cleaning up Redis", slog.String("prefix", prefix), slog.Any("error", err))
 	}
 }
 

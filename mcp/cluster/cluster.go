@@ -1,20 +1,23 @@
 // Package cluster holds the seams that let the replicas of an MCP server
 // share their sessions behind a load balancer with no stickiness: a
-// [Directory] of sessions and their owners, the [Log] of each session's
-// GET stream, and the [Bus] on which replicas hear of each other. Package
+// [Directory] of sessions and their owners, the [Log] that keeps each
+// session's GET stream for a replica that takes it over, and the [Bus]
+// that carries registry changes and notices between replicas. Package
 // mcpredis provides all three on Redis; [Memory] provides them in this
 // process's memory, and is what an endpoint uses when it is given none.
+//
+// # Ownership
 //
 // The model is ownership and relay. The replica that created a session
 // (its owner) runs it in memory exactly as a single process does: its
 // calls, its stateful callbacks one at a time, its response streams, the
-// server→client requests that wait for the client's answer. The Directory
-// holds the session's [Record] (revision, client capabilities, identity,
-// log level, subscriptions, and the handler's state when the handler can
-// encode it) and the Log holds its GET stream. A request that lands on
-// another replica is relayed over HTTP to the owner, and the owner's
-// answer, JSON or an event stream, goes back through the replica the
-// client talks to.
+// server→client requests that wait for the client's answer, and the
+// events of its GET stream. The Directory holds the session's [Record]
+// (revision, client capabilities, identity, log level, subscriptions,
+// and the handler's state when the handler can encode it). A request
+// that lands on another replica is relayed over HTTP to the owner, and
+// the owner's answer, JSON or an event stream, goes back through the
+// replica the client talks to.
 //
 // When the owner is gone (it stopped beating, or a relay cannot connect),
 // the replica that notices claims the session, rebuilds it from the
@@ -27,6 +30,8 @@
 // served again by the replica that takes the session over. A handler that
 // keeps state it cannot encode cannot move: its sessions end with 404 and
 // the client initializes again, as the specification intends.
+//
+// # Relays
 //
 // A relay costs the relaying replica one HTTP exchange with the owner and,
 // in the steady state, no store call: it remembers the owner of each
@@ -47,6 +52,49 @@
 // the initialize chooses the id after the balancer chose that replica, so
 // R−1 sessions in R are relayed on every request, as with no stickiness.
 // The example app's roundrobin balancer does both with -sticky.
+//
+// # Events and changes
+//
+// The owner numbers the events of each session's GET stream and keeps
+// them in memory, where its clients read them; it also hands them to the
+// Log ([Log.Append], which never waits for the store), so that a replica
+// that takes the session over can replay what its client missed. No
+// event of one session travels between replicas: all of them are made on
+// its owner.
+//
+// A registry change (a list changed, a resource updated) is one small
+// notice: the replica where it happened announces it ([Bus.Announce]),
+// the store numbers it and tells every replica once ([NoticeChange]), and
+// each replica expands it for the sessions it owns, from what it holds in
+// memory: every initialized session for a list change, the sessions
+// subscribed to the URI for an update. A session's log refers to the
+// change by its number, so that the notification is stored once however
+// many sessions hear it. Changes of one kind (the same notification and
+// URI) announced close together, by one replica or several, make one
+// notice: the same tool registered on every replica reaches each session
+// once, and a burst of updates of one resource costs one notice, sent
+// after the last of them.
+//
+// # Cost
+//
+// What each piece costs, whatever the store:
+//
+//   - per session, in the store: its record (a few hundred bytes: the
+//     client's capabilities and the handler's state dominate) and its
+//     log, the last few events of its GET stream, where a change costs a
+//     reference (a few bytes), not a copy; a session whose client never
+//     opened its GET stream logs nothing.
+//   - per session, on its owner: the session in memory (its events
+//     share the notification of a change), and no goroutine while idle.
+//   - per change: one notice to each replica, and on each replica one
+//     entry per session concerned, in memory, plus one reference per
+//     session concerned with a GET stream in the store, written in
+//     batches; never a store call whose length grows with the number of
+//     sessions.
+//   - per replica: a heartbeat, and one subscription to the bus.
+//
+// Package mcpredis gives the figures on Redis, and what a million
+// sessions need.
 //
 // Implementations must be safe for concurrent use. Methods that take a
 // context do network I/O and must honour its deadline; the endpoint gives
@@ -94,44 +142,74 @@ type Directory interface {
 	// still from, and reports whether it did. A replica that lost a
 	// session this way hears NoticeMoved.
 	Claim(ctx context.Context, id, from string) (bool, error)
-	// Release gives up this replica's ownership of a session without
-	// ending it (the replica shuts down): the next request claims it.
-	Release(ctx context.Context, id string) error
-	// End forgets an ended session: its record, its log, its
-	// subscriptions.
+	// Release gives up this replica's ownership of sessions without
+	// ending them (the replica shuts down): the next request for each
+	// claims it. Many ids are released in batches, each a few
+	// milliseconds of the store's time; when ctx ends first, Release
+	// returns its error and the sessions not released yet stay this
+	// replica's, to be taken over once it stops beating, as after a
+	// crash.
+	Release(ctx context.Context, ids ...string) error
+	// End forgets an ended session: its record and its log.
 	End(ctx context.Context, id string) error
 	// Locate returns the relay URL of a live replica, or ErrReplicaGone
 	// when it has stopped beating.
 	Locate(ctx context.Context, replica string) (string, error)
+	// Recover records again, in batches, the sessions this replica runs,
+	// after it heard NoticeReset (the store lost its records), and then
+	// tells the store that it has. It returns the ids of the sessions
+	// another replica holds now (the caller ends them here), or why it
+	// could not finish (then the replica hears NoticeReset again, once
+	// the store answers). A store that loses its records answers requests
+	// for sessions it does not know with an error other than
+	// ErrSessionUnknown (503, not 404) until every live replica has
+	// recovered.
+	Recover(ctx context.Context, recs []*Record, ttl time.Duration) (moved []string, err error)
 }
 
-// Log keeps the event log of each session's GET stream, where every
-// replica can append and the owner, or the replica that takes the session
-// over, can replay.
+// Log keeps the recent events of each session's GET stream, so that a
+// replica that takes a session over can replay what its client missed.
 type Log interface {
-	// Append adds one message to a session's log and returns its
-	// sequence number (1, 2, …), or ErrSessionUnknown. The log is bounded
-	// by the implementation: the oldest events are dropped. The session's
-	// owner hears NoticeEvent (a replica may also hear of its own appends,
-	// and of sessions it does not run: it ignores those).
-	Append(ctx context.Context, session string, data []byte) (int64, error)
+	// Append logs events of the GET streams of sessions this replica
+	// owns, numbered by this replica (Event.Seq, growing per session). It
+	// does not wait for the store: events are written in the background,
+	// in the order of the calls for each session, and a store that does
+	// not answer loses them (a replica that takes the session over then
+	// replays less). Call it for each session in the order of its events.
+	// The log is bounded: the oldest events are dropped. An event for a
+	// session that another replica owns now is dropped.
+	Append(events ...Event)
 	// Events returns the logged events of a session after seq, oldest
-	// first.
+	// first, a change's notification filled in (Event.Data).
 	Events(ctx context.Context, session string, after int64) ([]Event, error)
 }
 
 // Bus carries what the replicas tell each other.
 type Bus interface {
-	// Announce delivers a registry change cluster-wide: data, the
-	// notification, is appended to the log of every session concerned
-	// (for a change with a URI, the sessions subscribed to it; otherwise
-	// every initialized session), and the other replicas hear
-	// NoticeChange. It must not block: the change happens on a goroutine
-	// that is not the endpoint's.
+	// Announce tells every replica, this one included, of a registry
+	// change: each hears NoticeChange, with data, the notification, and
+	// expands it for the sessions it owns. It returns at once: the change
+	// is queued for the store, and a change of the same kind already
+	// queued is not queued again; none is ever dropped. Changes of the
+	// same kind announced close together, here or on other replicas, may
+	// make one notice, sent after the last of them.
 	Announce(c Change, data []byte)
 	// Watch delivers notices to fn, one at a time and in order, until
-	// the returned function is called. fn must not block for long.
+	// the returned function is called. fn must not block for long, and
+	// must not call Announce or Claim (which may deliver notices).
 	Watch(fn func(Notice)) (stop func())
+}
+
+// HealthChecker is what a store that can tell whether it answers
+// implements (mcpredis does; Memory, which always answers, does not): a
+// readiness probe asks it, so that a balancer stops sending requests to
+// a replica whose store is unreachable.
+type HealthChecker interface {
+	// Healthy returns nil when the store answered recently, or why it
+	// does not. It is cheap enough to call on every probe: it need not
+	// reach the store when it heard from it a moment ago, and honours
+	// ctx when it must.
+	Healthy(ctx context.Context) error
 }
 
 // Replica names one replica of a cluster.
@@ -168,16 +246,24 @@ type Record struct {
 	// session cannot move to another replica.
 	State   []byte
 	Movable bool
-	// Seq is the highest sequence number of the GET stream log this
-	// record was saved with; a store that lost its data (restarted)
-	// continues after it, so event ids never repeat.
+	// Seq is the highest sequence number of the session's GET stream
+	// when the record was saved; a replica that takes the session over
+	// numbers its events after it and after the log's, so that event ids
+	// never repeat.
 	Seq int64
 }
 
-// Event is one message of a session's GET stream log.
+// Event is one message of a session's GET stream.
 type Event struct {
-	Seq  int64
-	Data []byte
+	// Session is the session's id, for Append; Events leaves it empty.
+	Session string
+	Seq     int64
+	Data    []byte
+	// Change is the number of the registry change (Notice.Seq of its
+	// NoticeChange) whose notification Data is, 0 for a message of the
+	// session's own: the store keeps a change's notification once and
+	// the session's log refers to it.
+	Change int64
 }
 
 // Change is a registry change a replica announces.
@@ -196,16 +282,15 @@ type NoticeKind uint8
 
 // The kinds of notice.
 const (
-	// NoticeEvent: Seq and Data were appended to session Session's GET
-	// stream log by another replica.
-	NoticeEvent NoticeKind = iota + 1
-	// NoticeChange: another replica announced Change.
-	NoticeChange
+	// NoticeChange: a registry change was announced (on this replica or
+	// another): Change, its notification Data, and its number Seq, which
+	// grows with each change the store numbers (an Event's Change).
+	NoticeChange NoticeKind = iota + 1
 	// NoticeMoved: another replica claimed session Session; this
 	// replica's copy ends quietly.
 	NoticeMoved
 	// NoticeReset: the store lost this replica's records (it restarted
-	// empty); the replica records its live sessions again.
+	// empty); the replica records its live sessions again (Recover).
 	NoticeReset
 )
 

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -21,7 +22,9 @@ const MemoryMaxEvents = 128
 // It keeps records until their ttl passes without a Create, Save or
 // Touch, or until End; expired records are dropped when next looked at,
 // and swept from time to time. Notices are delivered on the goroutine of
-// the call that caused them, one at a time per replica.
+// the call that caused them, one at a time per replica: a change
+// reaches every replica's sessions before Announce returns, and is never
+// merged with another.
 //
 // Pitfall: nothing survives the process, so Memory shares sessions only
 // among endpoints of one process.
@@ -31,12 +34,12 @@ type Memory struct {
 	members  map[string]*Member
 	joined   int
 	creates  int
+	changes  int64 // the number of the last change announced
 }
 
 type memSession struct {
 	rec     Record
 	expires time.Time
-	seq     int64
 	log     []Event
 }
 
@@ -120,7 +123,6 @@ func (s *memSession) set(rec *Record, owner string) {
 	s.rec.Subscriptions = slices.Clone(rec.Subscriptions)
 	s.rec.State = slices.Clone(rec.State)
 	s.rec.Seq = max(keep, rec.Seq)
-	s.seq = max(s.seq, s.rec.Seq)
 }
 
 // Create implements Directory.
@@ -169,7 +171,9 @@ func (r *Member) Load(_ context.Context, id string) (*Record, error) {
 		return nil, ErrSessionUnknown
 	}
 	rec := s.rec
-	rec.Seq = s.seq
+	if n := len(s.log); n > 0 {
+		rec.Seq = max(rec.Seq, s.log[n-1].Seq)
+	}
 	rec.Client = slices.Clone(rec.Client)
 	rec.Subscriptions = slices.Clone(rec.Subscriptions)
 	rec.State = slices.Clone(rec.State)
@@ -212,14 +216,16 @@ func (r *Member) Claim(_ context.Context, id, from string) (bool, error) {
 
 // Release implements Directory. A session released by the store's only
 // replica ends: no other replica could ever take it.
-func (r *Member) Release(_ context.Context, id string) error {
-	m := r.m
+func (r *Member) Release(_ context.Context, ids ...string) error {
+	m, now := r.m, time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s := m.live(id, time.Now()); s != nil && s.rec.Owner == r.self.ID {
-		s.rec.Owner = ""
-		if len(m.members) == 1 {
-			delete(m.sessions, id)
+	for _, id := range ids {
+		if s := m.live(id, now); s != nil && s.rec.Owner == r.self.ID {
+			s.rec.Owner = ""
+			if len(m.members) == 1 {
+				delete(m.sessions, id)
+			}
 		}
 	}
 	return nil
@@ -245,33 +251,23 @@ func (r *Member) Locate(_ context.Context, replica string) (string, error) {
 	return "", ErrReplicaGone
 }
 
-// appendLocked adds data to s's log; m.mu is held.
-func (s *memSession) appendLocked(data []byte) int64 {
-	s.seq++
-	if len(s.log) == MemoryMaxEvents {
-		copy(s.log, s.log[1:])
-		s.log = s.log[:len(s.log)-1]
-	}
-	s.log = append(s.log, Event{Seq: s.seq, Data: data})
-	return s.seq
-}
-
-// Append implements Log. The store keeps data: do not modify it after.
-func (r *Member) Append(_ context.Context, session string, data []byte) (int64, error) {
-	m := r.m
+// Append implements Log. The store keeps each event's Data: do not
+// modify it after.
+func (r *Member) Append(events ...Event) {
+	m, now := r.m, time.Now()
 	m.mu.Lock()
-	s := m.live(session, time.Now())
-	if s == nil {
-		m.mu.Unlock()
-		return 0, ErrSessionUnknown
+	defer m.mu.Unlock()
+	for _, ev := range events {
+		s := m.live(ev.Session, now)
+		if s == nil || s.rec.Owner != r.self.ID || len(s.log) > 0 && ev.Seq <= s.log[len(s.log)-1].Seq {
+			continue
+		}
+		if len(s.log) == MemoryMaxEvents {
+			copy(s.log, s.log[1:])
+			s.log = s.log[:len(s.log)-1]
+		}
+		s.log = append(s.log, Event{Seq: ev.Seq, Data: ev.Data, Change: ev.Change})
 	}
-	seq := s.appendLocked(data)
-	owner := m.members[s.rec.Owner]
-	m.mu.Unlock()
-	if owner != nil && owner != r {
-		owner.notify(Notice{Kind: NoticeEvent, Session: session, Seq: seq, Data: data})
-	}
-	return seq, nil
 }
 
 // Events implements Log.
@@ -292,35 +288,31 @@ func (r *Member) Events(_ context.Context, session string, after int64) ([]Event
 	return out, nil
 }
 
-// Announce implements Bus.
+// Recover implements Directory.
+func (r *Member) Recover(ctx context.Context, recs []*Record, ttl time.Duration) (moved []string, err error) {
+	for _, rec := range recs {
+		if err := r.Create(ctx, rec, ttl); errors.Is(err, ErrSessionMoved) {
+			moved = append(moved, rec.ID)
+		}
+	}
+	return moved, nil
+}
+
+// Announce implements Bus: every replica of the store, this one
+// included, hears the change before Announce returns, numbered in the
+// order of the calls.
 func (r *Member) Announce(c Change, data []byte) {
-	m, now := r.m, time.Now()
-	type delivery struct {
-		to *Member
-		n  Notice
-	}
-	var out []delivery
+	m := r.m
 	m.mu.Lock()
-	for id, s := range m.sessions {
-		if now.After(s.expires) {
-			continue
-		}
-		if c.URI != "" && !slices.Contains(s.rec.Subscriptions, c.URI) || c.URI == "" && !s.rec.Initialized {
-			continue
-		}
-		seq := s.appendLocked(data)
-		if o := m.members[s.rec.Owner]; o != nil {
-			out = append(out, delivery{o, Notice{Kind: NoticeEvent, Session: id, Seq: seq, Data: data}})
-		}
-	}
+	m.changes++
+	n := Notice{Kind: NoticeChange, Change: c, Data: data, Seq: m.changes}
+	to := make([]*Member, 0, len(m.members))
 	for _, o := range m.members {
-		if o != r {
-			out = append(out, delivery{o, Notice{Kind: NoticeChange, Change: c}})
-		}
+		to = append(to, o)
 	}
 	m.mu.Unlock()
-	for _, d := range out {
-		d.to.notify(d.n)
+	for _, o := range to {
+		o.notify(n)
 	}
 }
 

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -150,71 +151,69 @@ func TestMemoryLogAndBus(t *testing.T) {
 	var heardA, heardB notices
 	defer a.Watch(heardA.add)()
 	defer b.Watch(heardB.add)()
-	for _, rec := range []*cluster.Record{
-		{ID: "live", Initialized: true},
-		{ID: "sub", Initialized: true, Subscriptions: []string{"test://r"}},
-		{ID: "new"},
-	} {
-		if err := a.Create(ctx, rec, time.Minute); err != nil {
-			t.Fatal(err)
-		}
+	if err := a.Create(ctx, &cluster.Record{ID: "s", Initialized: true, Seq: 4}, time.Minute); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := b.Append(ctx, "gone", []byte("x")); !errors.Is(err, cluster.ErrSessionUnknown) {
-		t.Errorf("append to nothing: %v", err)
-	}
-	seq, err := b.Append(ctx, "live", []byte("one"))
-	if err != nil || seq != 1 {
-		t.Fatalf("append: %d %v", seq, err)
-	}
-	if ns := heardA.all(); len(ns) != 1 || ns[0].Kind != cluster.NoticeEvent || ns[0].Seq != 1 || string(ns[0].Data) != "one" {
-		t.Errorf("the owner heard %+v", ns)
-	}
-
-	b.Announce(cluster.Change{Notification: "notifications/tools/list_changed"}, []byte("tools"))
-	b.Announce(cluster.Change{Notification: "notifications/resources/updated", URI: "test://r"}, []byte("r"))
-	events := func(id string) (out []string) {
-		evs, err := a.Events(ctx, id, 0)
+	events := func(id string, after int64) (out []string) {
+		evs, err := b.Events(ctx, id, after)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, ev := range evs {
-			out = append(out, string(ev.Data))
+			out = append(out, fmt.Sprintf("%d:%s:%d", ev.Seq, ev.Data, ev.Change))
 		}
 		return out
 	}
-	if got := events("live"); len(got) != 2 || got[0] != "one" || got[1] != "tools" {
-		t.Errorf("live session's log: %q", got)
-	}
-	if got := events("sub"); len(got) != 2 || got[0] != "tools" || got[1] != "r" {
-		t.Errorf("subscribed session's log: %q", got)
-	}
-	if got := events("new"); len(got) != 0 {
-		t.Errorf("an uninitialized session heard %q", got)
-	}
-	if evs, _ := a.Events(ctx, "live", 1); len(evs) != 1 || evs[0].Seq != 2 {
-		t.Errorf("events after 1: %+v", evs)
-	}
-	changes := 0
-	for _, n := range heardA.all() {
-		if n.Kind == cluster.NoticeChange {
-			changes++
-		}
-	}
-	if changes != 2 {
-		t.Errorf("replica a heard %d changes, want 2", changes)
-	}
-	for _, n := range heardB.all() {
-		if n.Kind == cluster.NoticeChange {
-			t.Errorf("the announcing replica heard its own change: %+v", n)
+
+	// Every replica, the announcing one included, hears each change,
+	// numbered.
+	b.Announce(cluster.Change{Notification: "notifications/tools/list_changed"}, []byte("tools"))
+	b.Announce(cluster.Change{Notification: "notifications/resources/updated", URI: "test://r"}, []byte("r"))
+	for name, heard := range map[string]*notices{"a": &heardA, "b": &heardB} {
+		ns := heard.all()
+		if len(ns) != 2 || ns[0].Kind != cluster.NoticeChange || ns[0].Seq != 1 || string(ns[0].Data) != "tools" ||
+			ns[1].Seq != 2 || ns[1].Change.URI != "test://r" {
+			t.Errorf("replica %s heard %+v", name, ns)
 		}
 	}
 
-	for range cluster.MemoryMaxEvents + 5 {
-		if _, err := a.Append(ctx, "new", []byte("x")); err != nil {
-			t.Fatal(err)
-		}
+	// The owner logs its session's events, its own and the changes it
+	// delivered; another replica's, out-of-order or unknown sessions'
+	// are dropped.
+	a.Append(cluster.Event{Session: "s", Seq: 5, Data: []byte("own")},
+		cluster.Event{Session: "s", Seq: 6, Data: []byte("tools"), Change: 1},
+		cluster.Event{Session: "s", Seq: 6, Data: []byte("again")},
+		cluster.Event{Session: "gone", Seq: 1, Data: []byte("x")})
+	b.Append(cluster.Event{Session: "s", Seq: 7, Data: []byte("not b's")})
+	if got := events("s", 0); fmt.Sprint(got) != "[5:own:0 6:tools:1]" {
+		t.Errorf("log: %q", got)
 	}
-	if evs, _ := a.Events(ctx, "new", 0); len(evs) != cluster.MemoryMaxEvents || evs[0].Seq != 6 {
+	if got := events("s", 5); fmt.Sprint(got) != "[6:tools:1]" {
+		t.Errorf("log after 5: %q", got)
+	}
+	if got := events("gone", 0); len(got) != 0 {
+		t.Errorf("an unknown session's log: %q", got)
+	}
+	if rec, err := b.Load(ctx, "s"); err != nil || rec.Seq != 6 {
+		t.Errorf("the record's seq follows the log: %+v %v", rec, err)
+	}
+
+	for i := range cluster.MemoryMaxEvents + 5 {
+		a.Append(cluster.Event{Session: "s", Seq: int64(10 + i), Data: []byte("x")})
+	}
+	if evs, _ := a.Events(ctx, "s", 0); len(evs) != cluster.MemoryMaxEvents || evs[0].Seq != 15 {
 		t.Errorf("the log is bounded: %d events, first %d", len(evs), evs[0].Seq)
+	}
+
+	// Recover records again, and names what another replica holds.
+	if err := b.Create(ctx, &cluster.Record{ID: "b's"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := a.Recover(ctx, []*cluster.Record{{ID: "s"}, {ID: "b's"}, {ID: "new"}}, time.Minute)
+	if err != nil || fmt.Sprint(moved) != "[b's]" {
+		t.Errorf("recover: %v %v", moved, err)
+	}
+	if rec, err := b.Load(ctx, "new"); err != nil || rec.Owner != a.Self().ID {
+		t.Errorf("recorded again: %+v %v", rec, err)
 	}
 }

@@ -16,6 +16,13 @@
 //   - [Start] always starts a test's own redis-server, for tests that need
 //     the whole server: restart it ([Server.Restart]), stop it
 //     ([Server.Stop]), or flush it.
+//   - [StartCluster] starts a Redis Cluster of the test's own, with
+//     replicas if asked, whose masters a test may stop to see a failover.
+//
+// With the environment variable REDISTEST_CLUSTER set (non-empty), [URL]
+// gives each test a Redis Cluster of its own (three masters) instead of
+// the shared Redis: the same tests then prove that the code works on a
+// cluster.
 //
 // A throwaway server keeps nothing on disk, listens on 127.0.0.1 only, and
 // is stopped when the test ends (t.Cleanup); its process also dies with the
@@ -34,6 +41,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,7 +66,9 @@ var probes = struct {
 // URL returns the URL of a Redis the test can use: $REDIS_URL (default
 // [DefaultURL]) when it answers PING within 300ms, else the URL of a
 // redis-server started for this test alone (see [Start]), which is stopped
-// when the test ends.
+// when the test ends; with REDISTEST_CLUSTER set, the URL of a Redis
+// Cluster of the test's own in go-redis's cluster form
+// ("redis://host:port?addr=…", see [StartCluster]).
 //
 // The shared Redis is shared with every other test: keys must start with
 // [Prefix]. When neither a shared Redis nor a redis-server binary is there,
@@ -66,6 +76,9 @@ var probes = struct {
 // Call it from the test's goroutine.
 func URL(t testing.TB) string {
 	t.Helper()
+	if os.Getenv("REDISTEST_CLUSTER") != "" {
+		return StartCluster(t, 3, 0).URL()
+	}
 	u := os.Getenv("REDIS_URL")
 	if u == "" {
 		u = DefaultURL
@@ -136,48 +149,84 @@ func Prefix(t testing.TB) string {
 }
 
 // DeleteOnCleanup deletes, when the test ends, every key under prefix on the
-// Redis at url (SCAN MATCH prefix*, then DEL), so that tests leave the
-// shared Redis as they found it. A failure to delete is reported as a test
-// error. Register it after [URL] so that it runs before a throwaway server
-// is stopped (cleanups run last registered first).
+// Redis at url (SCAN MATCH prefix*, then DEL; on each master of a cluster
+// URL), so that tests leave the shared Redis as they found it. A failure to
+// delete is reported as a test error. Register it after [URL] so that it
+// runs before a throwaway server is stopped (cleanups run last registered
+// first).
 func DeleteOnCleanup(t testing.TB, url, prefix string) {
 	t.Helper()
 	if prefix == "" {
 		t.Fatalf("redistest: DeleteOnCleanup with an empty prefix would delete every key")
 	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("redistest: DeleteOnCleanup: %v", err)
-	}
-	t.Cleanup(func() {
+	var open func() redis.UniversalClient
+	if strings.Contains(url, "addr=") {
+		opts, err := redis.ParseClusterURL(url)
+		if err != nil {
+			t.Fatalf("redistest: DeleteOnCleanup: %v", err)
+		}
 		opts.DisableIdentity = true
 		opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-		c := redis.NewClient(opts)
+		open = func() redis.UniversalClient { return redis.NewClusterClient(opts) }
+	} else {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatalf("redistest: DeleteOnCleanup: %v", err)
+		}
+		opts.DisableIdentity = true
+		opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+		open = func() redis.UniversalClient { return redis.NewClient(opts) }
+	}
+	t.Cleanup(func() {
+		c := open()
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		var keys []string
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-			if len(keys) == 1000 {
-				if err := c.Del(ctx, keys...).Err(); err != nil {
-					t.Errorf("redistest: deleting keys under %q: %v", prefix, err)
-					return
-				}
-				keys = keys[:0]
-			}
+		var err error
+		if cc, ok := c.(*redis.ClusterClient); ok {
+			err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+				return deletePrefix(ctx, node, prefix)
+			})
+		} else {
+			err = deletePrefix(ctx, c, prefix)
 		}
-		if err := iter.Err(); err != nil {
-			t.Errorf("redistest: scanning keys under %q: %v", prefix, err)
-			return
-		}
-		if len(keys) > 0 {
-			if err := c.Del(ctx, keys...).Err(); err != nil {
-				t.Errorf("redistest: deleting keys under %q: %v", prefix, err)
-			}
+		if err != nil {
+			t.Errorf("redistest: deleting keys under %q: %v", prefix, err)
 		}
 	})
+}
+
+// deletePrefix deletes the keys under prefix that c's server holds, a
+// thousand at a time, each on its own (a DEL of keys in several slots of
+// a cluster fails).
+func deletePrefix(ctx context.Context, c redis.UniversalClient, prefix string) error {
+	iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	del := func() error {
+		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.Del(ctx, k)
+			}
+			return nil
+		})
+		keys = keys[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+		if len(keys) == 1000 {
+			if err := del(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		return del()
+	}
+	return nil
 }
 
 // inCI reports whether the tests run in CI, where a missing Redis fails the

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -292,6 +293,79 @@ func TestNoRedisSkipsOrFailsInCI(t *testing.T) {
 				t.Errorf("with CI=true: skipped=%v failed=%v, want a failure", f.skipped, f.failed)
 			}
 		})
+	}
+}
+
+func TestStartCluster(t *testing.T) {
+	start := time.Now()
+	c := StartCluster(t, 3, 1)
+	t.Logf("a cluster of 3 masters with a replica each in %v", time.Since(start))
+	if n := len(c.Masters()); n != 3 {
+		t.Fatalf("%d masters, want 3", n)
+	}
+	opts, err := redis.ParseClusterURL(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts.Addrs) != 6 {
+		t.Fatalf("the URL names %d nodes, want 6", len(opts.Addrs))
+	}
+	cc := redis.NewClusterClient(opts)
+	defer cc.Close()
+	// Keys in many slots: the cluster serves them all.
+	for i := range 50 {
+		k := "k" + strconv.Itoa(i)
+		if err := cc.Set(ctx(t), k, i, 0).Err(); err != nil {
+			t.Fatalf("SET %s: %v", k, err)
+		}
+	}
+	// A master crashes: its replica, which has its writes, takes its
+	// slots over.
+	c.WaitSynced(5 * time.Second)
+	c.Masters()[0].Kill()
+	c.WaitOK(15 * time.Second)
+	if n := len(c.Masters()); n != 3 {
+		t.Fatalf("%d masters after the failover, want 3", n)
+	}
+	// The client learns the new layout (at once when asked to).
+	cc.ReloadState(ctx(t))
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; i < 50; {
+		k := "k" + strconv.Itoa(i)
+		got, err := cc.Get(ctx(t), k).Int()
+		if err == nil && got == i {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s after the failover = %d, %v", k, got, err)
+		}
+		cc.ReloadState(ctx(t))
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestURLGivesAClusterWhenAsked(t *testing.T) {
+	t.Setenv("REDISTEST_CLUSTER", "1")
+	u := URL(t)
+	opts, err := redis.ParseClusterURL(u)
+	if err != nil {
+		t.Fatalf("URL() = %q: %v", u, err)
+	}
+	if len(opts.Addrs) != 3 {
+		t.Fatalf("URL() names %d nodes, want 3", len(opts.Addrs))
+	}
+	cc := redis.NewClusterClient(opts)
+	defer cc.Close()
+	prefix := Prefix(t)
+	DeleteOnCleanup(t, u, prefix)
+	for i := range 20 {
+		if err := cc.Set(ctx(t), prefix+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info, err := cc.ClusterInfo(ctx(t)).Result(); err != nil || !strings.Contains(info, "cluster_state:ok") {
+		t.Fatalf("CLUSTER INFO: %q, %v", info, err)
 	}
 }
 

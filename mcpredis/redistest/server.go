@@ -70,6 +70,8 @@ type Server struct {
 	bin  string
 	dir  string // the server's working directory and log, t.TempDir()
 	port int
+	// extra are more redis-server arguments (a cluster node's).
+	extra []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd     // nil while stopped
@@ -132,6 +134,17 @@ func (s *Server) URL() string { return "redis://" + s.Addr() }
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopLocked()
+}
+
+// Kill ends the server at once (SIGKILL), as a crash does, and returns
+// once its port refuses connections. [Server.Restart] starts it again.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+	}
 	s.stopLocked()
 }
 
@@ -229,6 +242,7 @@ func (s *Server) launch() error {
 		"--daemonize", "no",
 		"--logfile", "", // to stdout, which is the log file
 	)
+	cmd.Args = append(cmd.Args, s.extra...)
 	cmd.Dir = s.dir
 	cmd.Stdin = nil
 	// An *os.File, so that exec starts no copying goroutine.

@@ -57,6 +57,15 @@ type options struct {
 	maxRuntime          time.Duration
 	command             string
 	effectiveFlags      []string
+	// The cluster at scale (scale.go): the numbers of sessions, the
+	// replicas, the GET streams, the rounds of changes, the updates of the
+	// burst per replica; onlyScale skips the rest.
+	scaleSessions []int
+	scaleReplicas int
+	scaleStreams  int
+	scaleRounds   int
+	scaleBurst    int
+	onlyScale     bool
 }
 
 // serverBin is the server's binary name in -bin.
@@ -83,6 +92,13 @@ func parseFlags() (*options, string) {
 	flag.DurationVar(&o.maxRuntime, "max-runtime", 10*time.Minute, "abort the whole run after this long")
 	flag.StringVar(&o.command, "command", "", "the command to print on the results page (the Makefile passes its own)")
 	flag.StringVar(&proxyUpstreams, "serve-proxy", "", "run as the proxy to these comma-separated upstream URLs (used by the benchmark itself)")
+	var scale string
+	flag.StringVar(&scale, "scale", "", "numbers of sessions of the cluster-at-scale measurement, \"none\" to skip it (default 1000,10000,100000; quick 1000,10000)")
+	flag.IntVar(&o.scaleReplicas, "scale-replicas", 3, "replica processes of the cluster-at-scale measurement")
+	flag.IntVar(&o.scaleStreams, "scale-streams", 0, "open GET streams of the cluster-at-scale measurement (default 1000; quick 200)")
+	flag.IntVar(&o.scaleRounds, "scale-rounds", 0, "list changes timed per number of sessions (default 5; quick 3)")
+	flag.IntVar(&o.scaleBurst, "scale-burst", 10_000, "updates per replica in the burst of the cluster-at-scale measurement")
+	flag.BoolVar(&o.onlyScale, "only-scale", false, "run the cluster-at-scale measurement alone")
 	flag.Parse()
 	if proxyUpstreams != "" {
 		return nil, proxyUpstreams
@@ -114,10 +130,34 @@ func parseFlags() (*options, string) {
 	if o.conns, err = cli.ParseConns(conns); err != nil {
 		log.Fatal(err)
 	}
+	switch {
+	case scale == "none":
+	case scale != "":
+		for _, f := range strings.Split(scale, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				log.Fatalf("-scale %q: want numbers of sessions, such as 1000,10000", scale)
+			}
+			o.scaleSessions = append(o.scaleSessions, n)
+		}
+	case o.quick:
+		o.scaleSessions = []int{1000, 10_000}
+	default:
+		o.scaleSessions = []int{1000, 10_000, 100_000}
+	}
+	if o.scaleStreams == 0 {
+		o.scaleStreams = map[bool]int{true: 200, false: 1000}[o.quick]
+	}
+	if o.scaleRounds == 0 {
+		o.scaleRounds = map[bool]int{true: 3, false: 5}[o.quick]
+	}
 	if o.command == "" {
 		o.command = strings.Join(os.Args, " ")
 	}
 	o.effectiveFlags = cli.GivenFlags("command", "out", "bin", "redis", "relay-profile")
+	if o.onlyScale && len(o.scaleSessions) == 0 {
+		log.Fatal("-only-scale with -scale none measures nothing")
+	}
 	return o, ""
 }
 
@@ -143,6 +183,10 @@ type runResult struct {
 	LoadStart, LoadEnd string
 	KeysLeft           []string
 	CleanupErr         error
+	// The cluster at scale (scale.go, sim.go).
+	Scale []*scaleResult
+	Log   *logResult
+	Sim   *simResult
 }
 
 func tpKey(name string, conns int) string { return name + "@" + strconv.Itoa(conns) }
@@ -164,6 +208,19 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	if len(o.scaleSessions) > 0 {
+		// After the other configurations' processes stopped: the
+		// replicas at scale have the machine to themselves.
+		bin := filepath.Join(o.binDir, serverBin)
+		run.Scale = runScale(o, bin, run.Prefix)
+		run.Log = measureLog(o, bin, run.Prefix+"scale-log:")
+		run.Sim = simulate(run.Scale, run.Log)
+		if err := writeChart(run, chartPath(o)); err != nil {
+			log.Printf("chart: %v", err)
+		}
+		run.LoadEnd = machine.LoadAvg()
+		run.Finished = time.Now()
+	}
 	page := renderResults(run)
 	if err := report.WriteFileAtomic(o.out, []byte(page)); err != nil {
 		log.Fatalf("write %s: %v", o.out, err)
@@ -180,6 +237,14 @@ func main() {
 // the run's keys from Redis.
 func bench(o *options) (*runResult, error) {
 	run := &runResult{Started: time.Now(), Opts: o, TP: map[string]*agg{}, Relay: &relayAgg{}, RelayTP: map[string]*agg{}, LoadStart: machine.LoadAvg()}
+	if o.onlyScale {
+		var rnd [6]byte
+		_, _ = rand.Read(rnd[:])
+		run.Prefix = "saguaro-bench:" + hex.EncodeToString(rnd[:]) + ":"
+		run.Redis = &redisSrv{}
+		run.Finished = time.Now()
+		return run, nil
+	}
 	bin := filepath.Join(o.binDir, serverBin)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not built (run make -C bench cluster): %w", bin, err)
@@ -354,5 +419,13 @@ func (r *runResult) anyFailed() bool {
 			return true
 		}
 	}
-	return r.Relay.Fail.Total() > 0
+	if r.Relay.Fail.Total() > 0 {
+		return true
+	}
+	for _, s := range r.Scale {
+		if s.failed() {
+			return true
+		}
+	}
+	return r.Log != nil && r.Log.Fail != ""
 }

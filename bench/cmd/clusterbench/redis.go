@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -35,7 +36,14 @@ func openRedis(url, dir string, logf func(string, ...any)) (*redisSrv, error) {
 		return connectRedis(&redisSrv{URL: url})
 	}
 	logf("%s does not answer PING (%v); starting a throwaway redis-server", url, err)
+	return startRedis(dir)
+}
+
+// startRedis starts a throwaway redis-server (nothing on disk, loopback
+// only) with its files in dir.
+func startRedis(dir string) (*redisSrv, error) {
 	var bin string
+	var err error
 	bin, err = exec.LookPath("redis-server")
 	if err != nil {
 		for _, p := range []string{"/usr/sbin/redis-server", "/usr/bin/redis-server"} {
@@ -46,7 +54,7 @@ func openRedis(url, dir string, logf func(string, ...any)) (*redisSrv, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("no Redis: %s does not answer and there is no redis-server binary (.ci/redis.sh installs one)", url)
+		return nil, errors.New("no redis-server binary (.ci/redis.sh installs one)")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

@@ -45,25 +45,38 @@ func renderResults(r *runResult) string {
 		machine.CPUModel(), machine.CPUCount(), machine.Kernel(), runtime.GOMAXPROCS(0), len(r.Procs), strings.Join(gs, ","))
 	p("- Other load on the machine (1-minute load average, /proc/loadavg): %s at the start, %s at the end\n", report.OrDash(r.LoadStart), report.OrDash(r.LoadEnd))
 	p("- Go: %s; saguaro %s (working tree); %s\n", runtime.Version(), machine.SaguaroCommit(), goRedisVersion())
-	where := "the machine's shared Redis (its CPU figures include any other client's work)"
-	if r.Redis.Throwaway {
-		where = "a throwaway redis-server started by the benchmark (`--save \"\" --appendonly no`)"
+	if !o.onlyScale {
+		where := "the machine's shared Redis (its CPU figures include any other client's work)"
+		if r.Redis.Throwaway {
+			where = "a throwaway redis-server started by the benchmark (`--save \"\" --appendonly no`)"
+		}
+		p("- Redis: %s, %s, at %s; this run's keys under `%s` (%s)\n", r.Redis.Version, where, r.Redis.URL, r.Prefix, cleanupNote(r))
+		what := "one slice per configuration, then the relay's slices"
+		if o.relayOnly {
+			what = "the relay's slices alone (`-relay-only`)"
+		}
+		p("- Settings: %d rounds × %d concurrencies (%s connections) × %s; "+
+			"each slice %v warm-up + %v measured; per-request timeout %v; protocol %s sessions, JSON responses; session idle timeout 10m; mcpredis defaults (heartbeat 1s)\n",
+			o.rounds, len(o.conns), report.JoinInts(o.conns), what, o.warmup, o.slice, o.timeout, mcpconn.ProtocolVersion)
 	}
-	p("- Redis: %s, %s, at %s; this run's keys under `%s` (%s)\n", r.Redis.Version, where, r.Redis.URL, r.Prefix, cleanupNote(r))
-	what := "one slice per configuration, then the relay's slices"
-	if o.relayOnly {
-		what = "the relay's slices alone (`-relay-only`)"
-	}
-	p("- Settings: %d rounds × %d concurrencies (%s connections) × %s; "+
-		"each slice %v warm-up + %v measured; per-request timeout %v; protocol %s sessions, JSON responses; session idle timeout 10m; mcpredis defaults (heartbeat 1s)\n",
-		o.rounds, len(o.conns), report.JoinInts(o.conns), what, o.warmup, o.slice, o.timeout, mcpconn.ProtocolVersion)
 	if len(o.effectiveFlags) > 0 {
 		p("- Flags given: `%s`\n", strings.Join(o.effectiveFlags, " "))
 	}
 	p("\n")
 
+	if o.onlyScale {
+		p("## Summary\n\n")
+		for _, line := range scaleSummary(r) {
+			p("- %s\n", line)
+		}
+		p("\n%s", renderScale(r))
+		return b.String()
+	}
 	p("## Summary\n\n")
 	for _, line := range summary(r) {
+		p("- %s\n", line)
+	}
+	for _, line := range scaleSummary(r) {
 		p("- %s\n", line)
 	}
 	p("\n")
@@ -166,6 +179,7 @@ func renderResults(r *runResult) string {
 		p("\n%s\n\n", relayCPUVerdict(r, conns))
 	}
 
+	p("%s", renderScale(r))
 	p("## Processes\n\n")
 	p("Lines each wrote to its log (`%s/<name>.log`) besides the ready line: warnings such as a failed relay or Redis trouble would be there.\n\n", o.logDir)
 	p("| process | role | what | log lines |\n|---|---|---|---:|\n")
@@ -281,7 +295,7 @@ func cleanupNote(r *runResult) string {
 	}
 	sessions := 0
 	for _, k := range r.KeysLeft {
-		if strings.Contains(strings.TrimPrefix(k, r.Prefix), ":s:") {
+		if strings.Contains(strings.TrimPrefix(k, r.Prefix), "s{") {
 			sessions++
 		}
 	}

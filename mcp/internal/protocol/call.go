@@ -158,9 +158,6 @@ var (
 	// ErrSessionEnded: the session ended (reaped, deleted) before the
 	// request or notification completed.
 	ErrSessionEnded = errors.New("mcp: session ended")
-	// ErrStoreUnavailable: the session store of a replicated session did
-	// not answer.
-	ErrStoreUnavailable = errors.New("mcp: session store unavailable")
 )
 
 // The JSON-RPC errors both sides answer with. They are shared: never

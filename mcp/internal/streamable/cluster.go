@@ -23,7 +23,9 @@ import (
 
 // The session table's side of the cluster: records kept in the store,
 // requests for other replicas' sessions relayed (relay) or taken over
-// (adopt), the GET stream backed by the store's log (publish, sync).
+// (adopt), the GET stream's events numbered here and handed to the
+// store's log (publish, deliver), registry changes expanded for the
+// sessions this replica runs (deliver).
 
 // clusterTimeout bounds each call to the cluster's store: a store that is
 // down fails requests fast.
@@ -305,12 +307,17 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *cluste
 	s.nextStream = base
 	st := s.streamLocked(0)
 	for _, ev := range events {
-		st.appendLocked(ev.Seq, ev.Data)
+		if ev.Seq >= st.next {
+			st.appendLocked(ev.Seq, event{data: ev.Data, change: ev.Change})
+		}
 	}
 	if rec.Seq >= st.next {
 		st.next = rec.Seq + 1
 	}
 	st.delivered = st.next - 1
+	// Its client may resume its GET stream here, or have it open
+	// already through this replica: log from now on.
+	st.persist = true
 	s.touch()
 	s.lastKept.Store(time.Now().UnixNano())
 
@@ -326,6 +333,7 @@ func (tab *sessionTable) adopt(ctx context.Context, r *http.Request, rec *cluste
 	}
 	tab.m[rec.ID] = s
 	tab.mu.Unlock()
+	tab.subscribed(s, rec.Subscriptions...)
 	s.opened(time.Now())
 	// A session taken over counts against its caller like one created
 	// here, over the bound if need be: it is not the caller's doing.
@@ -347,106 +355,43 @@ func freshBase() int64 {
 	return int64(binary.BigEndian.Uint32(b[:])>>1+1) << 16
 }
 
-// publish appends a message to a clustered session's GET stream: to the
-// store's log first, so that every replica can replay it, then here. It
-// reports false when the store did not take it.
+// publish appends a message to the session's GET stream, numbered here,
+// and hands it to the cluster's log. It reports false when the session
+// has ended.
 func (st *stream) publish(data []byte) bool {
 	s := st.s
-	ctx, cancel := clusterContext(context.Background())
-	defer cancel()
-	seq, err := s.tab.cluster.Append(ctx, s.id, data)
-	if err != nil {
-		s.tab.t.log.Warn("mcp: the session store did not log an event",
-			slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
 		return false
 	}
-	st.receive(seq, data)
+	seq := st.next
+	st.appendLocked(seq, event{data: data})
+	if st.persist {
+		s.tab.cluster.Append(cluster.Event{Session: s.id, Seq: seq, Data: data})
+	}
 	return true
 }
 
-// receive adds event seq of the store's log to this replica's copy of the
-// GET stream when it is the next one, and reports whether events are
-// missing before it (then sync reads them).
-func (st *stream) receive(seq int64, data []byte) (gap bool) {
-	s := st.s
-	s.mu.Lock()
-	switch {
-	case s.ended || seq < st.next:
-		s.mu.Unlock()
-		return false
-	case seq > st.next:
-		s.mu.Unlock()
+// persistLocked starts handing the GET stream's events to the cluster's
+// log: those it holds now, then every new one.
+func (st *stream) persistLocked() {
+	st.persist = true
+	var evs []cluster.Event
+	st.log.After(0, func(seq int64, ev event) bool {
+		evs = append(evs, cluster.Event{Session: st.s.id, Seq: seq, Data: ev.data, Change: ev.change})
 		return true
+	})
+	if len(evs) > 0 {
+		st.s.tab.cluster.Append(evs...)
 	}
-	end := st.appendTracedLocked(seq, data)
-	s.mu.Unlock()
-	if end != nil {
-		end()
-	}
-	return false
-}
-
-// appendTracedLocked appends event seq of the store's log to this
-// replica's copy of the GET stream, where it reaches the client: a list
-// change or resource update gets its span there, and its own copy with
-// the span's trace context (the store's log, which every session
-// concerned shares, keeps the message as it was announced). It returns
-// the function that ends the span, nil when there is none; the caller
-// calls it once s.mu is released.
-func (st *stream) appendTracedLocked(seq int64, data []byte) func() {
-	s := st.s
-	data, end := s.tab.t.engine.TraceChange(context.Background(), s.Revision(), s.id, data)
-	st.appendLocked(seq, data)
-	return end
-}
-
-// sync reads the store's log after what this replica holds.
-func (st *stream) sync(ctx context.Context) error {
-	s := st.s
-	s.mu.Lock()
-	after := st.next - 1
-	s.mu.Unlock()
-	ctx, cancel := clusterContext(ctx)
-	defer cancel()
-	events, err := s.tab.cluster.Events(ctx, s.id, after)
-	if err != nil {
-		return err
-	}
-	var ends []func()
-	s.mu.Lock()
-	for _, ev := range events {
-		if ev.Seq >= st.next && !s.ended {
-			// Events the log dropped are skipped, as a client
-			// that falls behind a bounded log skips them.
-			if end := st.appendTracedLocked(ev.Seq, ev.Data); end != nil {
-				ends = append(ends, end)
-			}
-		}
-	}
-	s.mu.Unlock()
-	for _, end := range ends {
-		end()
-	}
-	return nil
 }
 
 // notice handles what the cluster tells this replica about its sessions.
 func (tab *sessionTable) notice(n cluster.Notice) {
 	switch n.Kind {
-	case cluster.NoticeEvent:
-		tab.mu.RLock()
-		s := tab.m[n.Session]
-		tab.mu.RUnlock()
-		if s == nil {
-			return
-		}
-		st := s.standalone()
-		if st.receive(n.Seq, n.Data) {
-			if err := st.sync(context.Background()); err != nil {
-				tab.t.log.Warn("mcp: the session store did not answer a read of its log",
-					slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
-			}
-		}
+	case cluster.NoticeChange:
+		tab.deliver(n)
 	case cluster.NoticeMoved:
 		tab.t.owners.forget(n.Session)
 		tab.mu.RLock()
@@ -456,28 +401,139 @@ func (tab *sessionTable) notice(n cluster.Notice) {
 			s.endBecause(CloseMoved)
 		}
 	case cluster.NoticeReset:
-		go tab.recordAll()
+		if tab.recording.CompareAndSwap(false, true) {
+			go tab.recordAll()
+		}
 	}
 }
 
-// recordAll records every live session again, after the store lost them.
-func (tab *sessionTable) recordAll() {
-	all := tab.all()
-	for _, s := range all {
-		err := tab.create(context.Background(), s)
-		if errors.Is(err, cluster.ErrSessionMoved) {
-			s.endBecause(CloseMoved)
+// deliver appends a registry change's notification to the GET stream of
+// every session it concerns that this replica runs: a list change to
+// every initialized session, a resource update to the sessions
+// subscribed to its URI. Each session's log refers to the change by its
+// number; a change a session hears gets its span there, and its own copy
+// of the message with the span's trace context (the store keeps the
+// message as it was announced).
+func (tab *sessionTable) deliver(n cluster.Notice) {
+	var to []*session
+	if n.Change.URI == "" {
+		tab.mu.RLock()
+		to = make([]*session, 0, len(tab.m))
+		for _, s := range tab.m {
+			if s.Initialized() {
+				to = append(to, s)
+			}
+		}
+		tab.mu.RUnlock()
+	} else {
+		tab.subsMu.Lock()
+		for s := range tab.subs[n.Change.URI] {
+			to = append(to, s)
+		}
+		tab.subsMu.Unlock()
+	}
+	for _, s := range to {
+		s.mu.Lock()
+		if s.ended {
+			s.mu.Unlock()
 			continue
 		}
-		if err != nil {
-			tab.t.log.Warn("mcp: a session could not be recorded again", slog.String(protocol.AttrSession, s.id), slog.Any("err", err))
-			return // the store is down again: the next reset retries
+		st := s.streamLocked(0)
+		seq := st.next
+		data, end := tab.t.engine.TraceChange(context.Background(), s.Revision(), s.id, n.Data)
+		st.appendLocked(seq, event{data: data, change: n.Seq})
+		if st.persist {
+			tab.cluster.Append(cluster.Event{Session: s.id, Seq: seq, Data: n.Data, Change: n.Seq})
 		}
+		s.mu.Unlock()
+		if end != nil {
+			end()
+		}
+	}
+}
+
+// subscribed adds s to the index of the sessions subscribed to each uri,
+// which deliver reads.
+func (tab *sessionTable) subscribed(s *session, uris ...string) {
+	if len(uris) == 0 {
+		return
+	}
+	tab.subsMu.Lock()
+	defer tab.subsMu.Unlock()
+	// Under subsMu, so that an end that races this removes what it
+	// adds.
+	s.mu.Lock()
+	ended := s.ended
+	s.mu.Unlock()
+	if ended {
+		return
+	}
+	if tab.subs == nil {
+		tab.subs = map[string]map[*session]struct{}{}
+	}
+	for _, u := range uris {
+		set := tab.subs[u]
+		if set == nil {
+			set = map[*session]struct{}{}
+			tab.subs[u] = set
+		}
+		set[s] = struct{}{}
+	}
+}
+
+// unsubscribed removes s from the index for each uri.
+func (tab *sessionTable) unsubscribed(s *session, uris ...string) {
+	tab.subsMu.Lock()
+	defer tab.subsMu.Unlock()
+	for _, u := range uris {
+		if set := tab.subs[u]; set != nil {
+			delete(set, s)
+			if len(set) == 0 {
+				delete(tab.subs, u)
+			}
+		}
+	}
+}
+
+// recordAll records every live session again, after the store lost
+// them, in batches (cluster.Directory.Recover). Sessions another replica
+// holds now end here.
+func (tab *sessionTable) recordAll() {
+	defer tab.recording.Store(false)
+	all := tab.all()
+	recs := make([]*cluster.Record, len(all))
+	for i, s := range all {
+		recs[i] = s.record()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), recoverTimeout)
+	defer cancel()
+	moved, err := tab.cluster.Recover(ctx, recs, tab.recordTTL())
+	for _, id := range moved {
+		tab.mu.RLock()
+		s := tab.m[id]
+		tab.mu.RUnlock()
+		if s != nil {
+			s.endBecause(CloseMoved)
+		}
+	}
+	if err != nil {
+		tab.t.log.Warn("mcp: the sessions could not all be recorded again; the store will ask again",
+			slog.Int("sessions", len(all)), slog.Any("err", err))
+		return
+	}
+	now := time.Now().UnixNano()
+	for _, s := range all {
+		s.lastKept.Store(now)
 	}
 	if len(all) > 0 {
 		tab.t.log.Info("mcp: recorded the live sessions again in a store that lost them", slog.Int("sessions", len(all)))
 	}
 }
+
+// recoverTimeout bounds recording every session again: long enough for
+// a million at the store's pace, short enough that a store that went
+// away again is noticed.
+const recoverTimeout = 2 * time.Minute
 
 var errCallLost = wire.NewError(wire.InternalError, "Internal error: the call was lost with the replica that ran it")
 

@@ -3,7 +3,6 @@ package streamable
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -20,11 +19,6 @@ import (
 func (s *session) request(ctx context.Context, st *stream, method string, params json.RawMessage) (json.RawMessage, error) {
 	return s.Request(ctx, method, params, func(msg []byte) error {
 		if !st.emit(msg) {
-			if st.id == 0 {
-				// The GET stream is the cluster's log, which did not
-				// answer.
-				return fmt.Errorf("%s: %w", method, protocol.ErrStoreUnavailable)
-			}
 			return protocol.ErrSessionEnded
 		}
 		return nil

@@ -56,6 +56,12 @@ type sessionTable struct {
 	// store with this replica alone when there are none).
 	cluster cluster.Cluster
 	self    cluster.Replica
+	// subs indexes the sessions by the URIs they subscribed to, for
+	// deliver.
+	subsMu sync.Mutex
+	subs   map[string]map[*session]struct{}
+	// recording is set while recordAll runs.
+	recording atomic.Bool
 }
 
 func newSessionTable(t *Transport, o *SessionConfig) *sessionTable {
@@ -326,6 +332,7 @@ func (s *session) endWith(reason CloseReason, tell bool) {
 	}
 	s.tab.mu.Unlock()
 	s.tab.t.callers.release(s.caller, holdSession)
+	s.tab.unsubscribed(s, s.Subscriptions()...)
 	if obs := s.tab.t.cfg.Observer; obs != nil {
 		if start := s.start.Load(); start != 0 {
 			obs.SessionClosed(s.Revision(), time.Duration(time.Now().UnixNano()-start), reason)
@@ -350,6 +357,18 @@ func (s *session) untrack(id wire.ID) {
 // effect changed it.
 func (s *session) apply(e *protocol.Effect) {
 	s.Apply(e)
+	s.applied(e)
+}
+
+// applied follows an effect the session recorded: the index of
+// subscriptions, and the record when the effect changed it.
+func (s *session) applied(e *protocol.Effect) {
+	switch e.Kind {
+	case protocol.EffectSubscribe:
+		s.tab.subscribed(s, e.URI)
+	case protocol.EffectUnsubscribe:
+		s.tab.unsubscribed(s, e.URI)
+	}
 	s.saveAfter(e.Kind)
 }
 
@@ -365,21 +384,6 @@ func changeFrame(c protocol.Change) []byte {
 		return wire.AppendNotification(nil, method, append(params, '}'))
 	}
 	return wire.AppendNotification(nil, method, nil)
-}
-
-// changed announces a registry change to the cluster, which appends its
-// notification to the GET stream log of every session concerned, on
-// every replica, and tells their owners.
-func (tab *sessionTable) changed(c protocol.Change) {
-	frame := changeFrame(c)
-	if frame == nil {
-		return
-	}
-	uri := ""
-	if c.Kind == protocol.ResourceUpdated {
-		uri = c.URI
-	}
-	tab.cluster.Announce(cluster.Change{Notification: c.Notification(), URI: uri}, frame)
 }
 
 // callContext is a call's context: detached from the connection (a

@@ -171,6 +171,6 @@ func (s *session) dispatchSync(r *http.Request, msg *wire.Message) *protocol.Rep
 	if reply.Err == core.ErrOverloaded && t.cfg.Observer != nil {
 		t.cfg.Observer.QueueOverflow()
 	}
-	s.saveAfter(reply.Effect.Kind)
+	s.applied(&reply.Effect)
 	return &reply
 }

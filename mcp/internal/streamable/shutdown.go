@@ -121,19 +121,16 @@ func (t *Transport) Shutdown(ctx context.Context) error {
 }
 
 // releaseAll gives up this replica's sessions in the cluster, so that the
-// next request of each, on any replica, takes it over. It stops at the
-// first failure: a store that does not answer one does not answer the
-// rest, and what is left is taken over once this replica is gone.
+// next request of each, on any replica, takes it over: all at once (the
+// store sends them in batches, checking ctx between them). What is left
+// when the store fails or ctx ends is taken over once this replica is
+// gone.
 func (tab *sessionTable) releaseAll(ctx context.Context, all []*session) error {
-	for _, s := range all {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := tab.cluster.Release(ctx, s.id); err != nil {
-			return err
-		}
+	ids := make([]string, len(all))
+	for i, s := range all {
+		ids[i] = s.id
 	}
-	return nil
+	return tab.cluster.Release(ctx, ids...)
 }
 
 // endGetStream closes the connection of the session's GET stream, if one

@@ -24,7 +24,9 @@ import (
 // time.
 //
 // The events themselves never travel through the connection's mailbox:
-// the log is the only queue. A producer appends to it and wakes the
+// the log is the only queue. It holds each event's message, framed only
+// when a connection takes it, so that a change's notification is one
+// slice shared by every session that hears it. A producer appends to it and wakes the
 // connection (one wake message at most is pending), and the connection's
 // loop takes everything after its cursor in one write. A mailbox can
 // therefore never overflow and drop an event, a result or the end of a
@@ -35,10 +37,15 @@ type stream struct {
 	s  *session
 	id int64
 
-	log       replay.Ring[[]byte] // the events' frames, by seq
-	next      int64               // seq of the next event; the first is 1
-	delivered int64               // highest seq pushed to a connection
-	taken     int64               // highest seq the attached connection has taken
+	log       replay.Ring[event] // the events, by seq
+	next      int64              // seq of the next event; the first is 1
+	delivered int64              // highest seq pushed to a connection
+	taken     int64              // highest seq the attached connection has taken
+	// persist: the GET stream's events go to the cluster's log too
+	// (cluster.Log.Append), from the moment a client first attached to
+	// it (before that, a client that resumes after a take-over has no
+	// event id to resume from).
+	persist bool
 
 	mb         *controller.Mailbox // the attached connection, or nil
 	woken      bool                // a wake is pending in mb
@@ -56,6 +63,18 @@ type stream struct {
 	idTag  string
 	callID wire.ID
 }
+
+// event is one message of a stream's log: data, and for the GET stream,
+// the number of the registry change it tells of (0: none), which the
+// cluster's log refers to instead of keeping a copy.
+type event struct {
+	data   []byte
+	change int64
+}
+
+// eventOverhead is what an event's frame adds to its message (id, field
+// names, newlines), counted against the log's byte bound.
+const eventOverhead = 40
 
 // Messages a stream connection's loop handles.
 type (
@@ -106,7 +125,7 @@ func (s *session) streamLocked(id int64) *stream {
 // initStreamLocked sets st up as the session's empty stream id and
 // records it.
 func (s *session) initStreamLocked(st *stream, id int64) {
-	*st = stream{s: s, id: id, next: 1, log: replay.NewRing[[]byte](s.tab.opts.StreamEvents, maxStreamLogBytes)}
+	*st = stream{s: s, id: id, next: 1, log: replay.NewRing[event](s.tab.opts.StreamEvents, maxStreamLogBytes)}
 	s.streams[id] = st
 }
 
@@ -126,11 +145,12 @@ func (s *session) newCallStream(st *stream, mb *controller.Mailbox, onIdle func(
 	st.callID = id
 }
 
-// eventFrame frames one JSON-RPC message as an event of this stream.
-func (st *stream) eventFrame(seq int64, data []byte) []byte {
+// appendFrame appends one JSON-RPC message, framed as event seq of this
+// stream, to buf.
+func (st *stream) appendFrame(buf []byte, seq int64, data []byte) []byte {
 	ev := sse.Event{ID: formatEventID(st.id, seq) + st.idTag, Data: data}
-	frame, _ := ev.AppendTo(make([]byte, 0, len(data)+32))
-	return frame
+	buf, _ = ev.AppendTo(buf)
+	return buf
 }
 
 // primingFrame opens a connection: an event with an id and empty data
@@ -198,14 +218,13 @@ func (st *stream) emitLocked(data []byte) {
 			_ = st.mb.Send(streamStarted{})
 		}
 	}
-	st.appendLocked(st.next, data)
+	st.appendLocked(st.next, event{data: data})
 }
 
 // appendLocked adds the event seq (st.next or later) to the log.
-func (st *stream) appendLocked(seq int64, data []byte) {
+func (st *stream) appendLocked(seq int64, ev event) {
 	st.next = seq + 1
-	frame := st.eventFrame(seq, data)
-	st.log.Push(seq, frame, len(frame))
+	st.log.Push(seq, ev, len(ev.data)+eventOverhead)
 	st.trimLocked()
 	st.wakeLocked()
 }
@@ -254,8 +273,8 @@ func (st *stream) take(c *connState) (chunk []byte, last int64, done bool, close
 	}
 	st.woken = false
 	chunk, c.prime = c.prime, nil
-	st.log.After(c.cursor, func(seq int64, frame []byte) bool {
-		chunk = append(chunk, frame...)
+	st.log.After(c.cursor, func(seq int64, ev event) bool {
+		chunk = st.appendFrame(chunk, seq, ev.data)
 		last = seq
 		return true
 	})
@@ -479,6 +498,11 @@ func parseEventID(id string) (stream, seq int64, ok bool) {
 
 var errStreamBusy = "Conflict: this stream already has a connection"
 
+// maxIDJump bounds how far a Last-Event-ID from the future moves the GET
+// stream's numbering on: further than any replica numbers a session's
+// events, so only a made-up id goes past it (and replays nothing).
+const maxIDJump = 1 << 40
+
 // get serves GET: the session's standalone stream, or the resumption of
 // any of its streams after Last-Event-ID.
 func (tab *sessionTable) get(r *controller.Request) controller.Reply {
@@ -498,11 +522,6 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 	s.attrs(r.Request)
 	if tab.t.closing() {
 		return shuttingDown(wire.ID{})
-	}
-	// The GET stream is the cluster's log: read what this replica has
-	// not heard of yet, then attach.
-	if err := s.standalone().sync(r.Context()); err != nil {
-		return tab.unavailable(r.Request, err)
 	}
 	who := tab.t.callerOf(r.Request)
 	mb := r.Mailbox()
@@ -540,7 +559,19 @@ func (tab *sessionTable) get(r *controller.Request) controller.Reply {
 		mb.Defer(obs.StreamClosed)
 	}
 	if after > st.next-1 {
-		after = st.next - 1 // an id from the future replays nothing
+		if st.id == 0 && after-st.next < maxIDJump {
+			// The GET stream's events were numbered further by a
+			// replica that ran the session before and did not log
+			// them all: number the next ones after what the client
+			// saw, so that no id it holds comes back.
+			st.next = after + 1
+			st.delivered = after
+		} else {
+			after = st.next - 1 // an id from the future replays nothing
+		}
+	}
+	if st.id == 0 && !st.persist {
+		st.persistLocked()
 	}
 	st.mb = mb
 	st.taken = after

@@ -118,7 +118,8 @@ type Transport struct {
 	cluster  cluster.Cluster
 	self     cluster.Replica
 	// changes fans registry changes out to subscriptions/listen streams:
-	// this replica's own changes and the other replicas'.
+	// this replica's own changes and the other replicas', as the cluster
+	// tells them (NoticeChange).
 	changes changeHub
 	// handler is the endpoint itself (a relay that finds the owner gone
 	// serves the request again here); relay is the relays' HTTP client.
@@ -213,11 +214,15 @@ func (t *Transport) Sessions() int {
 	return t.sessions.count()
 }
 
-// changed hears a change of this replica's handler.
+// changed hears a change of this replica's handler: the cluster tells
+// every replica of it, this one included (notice).
 func (t *Transport) changed(c protocol.Change) {
-	t.changes.fire(c)
-	if t.sessions != nil {
-		t.sessions.changed(c)
+	if frame := changeFrame(c); frame != nil {
+		uri := ""
+		if c.Kind == protocol.ResourceUpdated {
+			uri = c.URI
+		}
+		t.cluster.Announce(cluster.Change{Notification: c.Notification(), URI: uri}, frame)
 	}
 }
 
@@ -227,7 +232,6 @@ func (t *Transport) notice(n cluster.Notice) {
 		if c, ok := protocol.ChangeOf(n.Change.Notification, n.Change.URI); ok {
 			t.changes.fire(c)
 		}
-		return
 	}
 	if t.sessions == nil || n.Kind == cluster.NoticeReset && t.closing() {
 		// A replica shutting down records nothing again: its
