@@ -369,6 +369,7 @@ func (e *engine) Capabilities(rev Revision) ServerCapabilities {
 	if rev == Rev20260728 {
 		c.Extensions = e.extensions()
 	}
+	c.Extensions = uiCapability(rev, rep, c.Extensions)
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
@@ -34,7 +35,9 @@ type RawToolFunc func(ctx context.Context, req *CallToolRequest) (*CallToolResul
 type toolEntry struct {
 	tool    Tool
 	headers []protocol.ParamHeader // x-mcp-header annotations
-	enc     *[nRevs][]byte
+	enc     *[nRevs][]byte         // as a client that renders no view sees it
+	encUI   *[nRevs][]byte         // with _meta.ui, for one that does (enc when ui is nil)
+	ui      *ToolUI                // its view, from Meta["ui"]
 	input   *compiledSchema
 	output  *compiledSchema
 	call    RawToolFunc
@@ -209,9 +212,24 @@ func (s *Server) addTool(t *Tool, call RawToolFunc) (*toolEntry, error) {
 		}
 		ent.tool.OutputSchema = out
 	}
-	ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &ent.tool, in, out) })
+	if ent.ui, err = toolUI(t.Meta, s.snap.Load().isView); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	plain := ent.tool
+	if ent.ui != nil {
+		ent.tool.Meta = maps.Clone(t.Meta)
+		ent.tool.Meta["ui"] = ent.ui
+		plain.Meta = withoutUI(t.Meta)
+	}
+	ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &plain, in, out) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: %v", ErrName, t.Name, err)
+	}
+	ent.encUI = ent.enc
+	if ent.ui != nil {
+		if ent.encUI, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &ent.tool, in, out) }); err != nil {
+			return nil, fmt.Errorf("%w: tool %q: %v", ErrName, t.Name, err)
+		}
 	}
 	err = s.update(func(sn *snapshot) (ChangeKind, error) {
 		if _, dup := sn.tools[t.Name]; dup {
@@ -257,14 +275,30 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return c
 }
 
+// toolPageSet builds tools/list; when a tool is linked to a view, the
+// list for clients that render views (with _meta.ui and app-only tools)
+// is its ui.
 func (s *Server) toolPageSet(tools map[string]*toolEntry) *pageSet {
 	keys := make([]string, 0, len(tools))
 	ents := make([]*toolEntry, 0, len(tools))
+	linked := false
 	for k, v := range tools {
-		keys, ents = append(keys, k), append(ents, v)
+		if !v.ui.appOnly() {
+			keys, ents = append(keys, k), append(ents, v)
+		}
+		linked = linked || v.ui != nil
 	}
-	return newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+	p := newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
 		func(i int) *Access { return ents[i].tool.Access })
+	if linked {
+		keys, ents = keys[:0], ents[:0]
+		for k, v := range tools {
+			keys, ents = append(keys, k), append(ents, v)
+		}
+		p.ui = newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].encUI },
+			func(i int) *Access { return ents[i].tool.Access })
+	}
+	return p
 }
 
 // ListTools implements ToolHandler with pre-encoded pages.
@@ -279,6 +313,9 @@ func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*L
 // CallTool implements ToolHandler: lookup, argument validation, the tool.
 func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) (*CallToolResult, any, error) {
 	ent := s.snap.Load().tools[req.Name]
+	if hiddenTool(ent, &req.Request) {
+		ent = nil
+	}
 	if ent != nil && ent.tool.Access != nil {
 		switch ent.tool.Access.check(ctx, &req.Request) {
 		case hidden:
