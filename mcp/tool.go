@@ -312,17 +312,9 @@ func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*L
 
 // CallTool implements ToolHandler: lookup, argument validation, the tool.
 func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) (*CallToolResult, any, error) {
-	ent := s.snap.Load().tools[req.Name]
-	if hiddenTool(ent, &req.Request) {
-		ent = nil
-	}
-	if ent != nil && ent.tool.Access != nil {
-		switch ent.tool.Access.check(ctx, &req.Request) {
-		case hidden:
-			ent = nil
-		case refused:
-			return nil, state, refusal(ent.tool.Access)
-		}
+	ent, v := s.toolFor(ctx, &req.Request, req.Name)
+	if v == refused {
+		return nil, state, refusal(ent.tool.Access)
 	}
 	if ent == nil {
 		return nil, state, fmt.Errorf("%w: %q", ErrUnknownTool, req.Name)
@@ -353,18 +345,47 @@ func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, 
 	return nil, state, wire.NewError(wire.InvalidParams, msg)
 }
 
-// paramHeaders implements paramHeaderer: the tool's x-mcp-header
-// annotations, checked against Mcp-Param-* headers in 2026-07-28.
-func (s *Server) paramHeaders(tool string) ([]protocol.ParamHeader, *Access) {
-	if ent := s.snap.Load().tools[tool]; ent != nil {
-		return ent.headers, ent.tool.Access
+// toolFor returns the tool named name as the caller of req meets it:
+// nil when it is unknown or hidden from that caller (an app-only tool to
+// a client that renders no view, an Access it does not pass with Hidden
+// set), with the verdict refused when the caller must step up. Every path
+// that could tell a tool apart from an unknown one asks it.
+func (s *Server) toolFor(ctx context.Context, req *Request, name string) (*toolEntry, verdict) {
+	ent := s.snap.Load().tools[name]
+	if ent == nil || hiddenTool(ent, req) {
+		return nil, hidden
 	}
-	return nil, nil
+	switch v := ent.tool.Access.check(ctx, req); v {
+	case hidden:
+		return nil, v
+	case refused:
+		return ent, v
+	}
+	return ent, allowed
 }
 
-// toolTaskSupport implements taskSupporter.
-func (s *Server) toolTaskSupport(tool string) (TaskSupport, bool) {
-	if ent := s.snap.Load().tools[tool]; ent != nil {
+// paramHeaders implements paramHeaderer: the tool's x-mcp-header
+// annotations, checked against Mcp-Param-* headers in 2026-07-28; none
+// for a tool the caller of req (made on demand, since most tools have no
+// such annotation) does not see.
+func (s *Server) paramHeaders(ctx context.Context, tool string, req func() *Request) []protocol.ParamHeader {
+	ent := s.snap.Load().tools[tool]
+	if ent == nil || len(ent.headers) == 0 {
+		return nil
+	}
+	if ent.tool.Access != nil || ent.ui.appOnly() {
+		if ent, _ = s.toolFor(ctx, req(), tool); ent == nil {
+			return nil // as an unknown tool: a header mismatch would reveal it
+		}
+	}
+	return ent.headers
+}
+
+// toolTaskSupport implements taskSupporter: TaskForbidden for a tool
+// the caller of req does not see or must step up for, whose call then
+// answers as an unknown or refused tool does instead of starting a task.
+func (s *Server) toolTaskSupport(ctx context.Context, req *Request, tool string) (TaskSupport, bool) {
+	if ent, v := s.toolFor(ctx, req, tool); ent != nil && v == allowed {
 		return ent.tool.TaskSupport, ent.tool.DeferTask
 	}
 	return TaskForbidden, false
