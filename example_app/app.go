@@ -116,6 +116,8 @@ type app struct {
 	stopChart func()
 	// feeds bounds the open /events streams.
 	feeds *feedLimit
+	// boardSig wakes the board view's watch_board calls.
+	boardSig boardSignal
 }
 
 func newApp(ctx context.Context, cfg config, logger *slog.Logger) (_ *app, err error) {

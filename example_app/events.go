@@ -71,6 +71,7 @@ func (a *app) publish(typ string, v any) {
 // carries it to every session, wherever it runs); alone, a replica tells
 // its own sessions of every change.
 func (a *app) boardChanged(c board.Change) {
+	a.boardSig.fire()
 	if c.Kind == board.Resync {
 		if snap, err := a.snapshot(context.Background()); err == nil {
 			a.hub.Publish(feedTopic, sse.Event{Event: "snapshot", Data: snap})

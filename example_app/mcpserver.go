@@ -22,6 +22,7 @@ func (a *app) newMCPServer(keys [][]byte) *boardHandler {
 		&mcp.ServerOptions{Keys: keys,
 			Instructions: "A team's task board. Read with list_tasks and search_tasks, change it with add_task, complete_task and import_tasks.",
 			Middleware:   []func(mcp.MethodHandler) mcp.MethodHandler{a.reportToolCalls}})
+	a.addBoardView(srv)
 	a.addTaskTools(srv)
 	a.addTaskResources(srv)
 	a.addTaskPrompts(srv)
@@ -69,7 +70,7 @@ func (a *app) addTaskTools(srv *mcp.Server) {
 		Done *bool `json:"done,omitempty" jsonschema:"only tasks that are done (true) or open (false); all when absent"`
 	}
 	must(mcp.AddTool(srv, &mcp.Tool{Name: "list_tasks", Title: "List tasks", Description: "Lists the board's tasks, oldest first.",
-		Annotations: readOnly},
+		Annotations: readOnly, Meta: mcp.Meta{"ui": boardUI}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (taskList, error) {
 			tasks, err := a.store.List(ctx, in.Done)
 			return taskList{Tasks: orEmpty(tasks)}, err

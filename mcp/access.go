@@ -190,20 +190,20 @@ func (e *engine) StepUp(ctx context.Context, call *protocol.Call) []string {
 // gated implements accessChecker.
 func (s *Server) gated() bool {
 	sn := s.snap.Load()
-	return sn.toolPages.gated || sn.promptPages.gated || sn.resourcePages.gated || sn.templatePages.gated
+	return sn.toolPages.isGated() || sn.promptPages.gated || sn.resourcePages.isGated() || sn.templatePages.gated
 }
 
 // hiddenLists implements accessChecker.
 func (s *Server) hiddenLists() []protocol.Change {
 	sn := s.snap.Load()
 	var out []protocol.Change
-	if sn.toolPages.access != nil {
+	if sn.toolPages.hides() {
 		out = append(out, protocol.Change{Kind: protocol.ToolsChanged})
 	}
 	if sn.promptPages.access != nil {
 		out = append(out, protocol.Change{Kind: protocol.PromptsChanged})
 	}
-	if sn.resourcePages.access != nil || sn.templatePages.access != nil {
+	if sn.resourcePages.hides() || sn.templatePages.access != nil {
 		out = append(out, protocol.Change{Kind: protocol.ResourcesChanged})
 	}
 	return out
@@ -223,7 +223,7 @@ func (s *Server) stepUp(ctx context.Context, req *Request, name string) []string
 	var a *Access
 	switch req.Method {
 	case "tools/call":
-		if ent := sn.tools[name]; ent != nil {
+		if ent := sn.tools[name]; ent != nil && !hiddenTool(ent, req) {
 			a = ent.tool.Access
 		}
 	case "prompts/get":

@@ -353,3 +353,36 @@ func TestAccessSubscriptionToAHiddenResource(t *testing.T) {
 	assert.Equal(t, "notifications/resources/updated", m.Method)
 	assert.JSONEq(t, `{"uri":"res://open"}`, string(m.Params), "the hidden resources' updates were not sent")
 }
+
+// A tool its caller does not see starts no task and has no Mcp-Param-*
+// headers checked: its call is answered as an unknown tool's, whether
+// Access hides it or it is app-only and the client renders no view.
+func TestHiddenToolsStartNoTaskAndCheckNoHeaders(t *testing.T) {
+	srv := NewServer(Implementation{Name: "hidden", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{}})
+	var ran atomic.Int32
+	schema := json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)
+	run := func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		ran.Add(1)
+		return &CallToolResult{Content: []Content{Text("ran")}}, nil
+	}
+	require.NoError(t, srv.AddView(&View{URI: "ui://h/view", Name: "view", HTML: "<!DOCTYPE html><p>v</p>"}))
+	require.NoError(t, srv.AddToolRaw(&Tool{Name: "secret", InputSchema: schema, TaskSupport: TaskOptional,
+		Access: &Access{Scopes: []string{"admin"}, Hidden: true}}, run))
+	require.NoError(t, srv.AddToolRaw(&Tool{Name: "apponly", InputSchema: schema, TaskSupport: TaskOptional,
+		Meta: Meta{"ui": &ToolUI{ResourceURI: "ui://h/view", Visibility: []Visibility{VisibilityApp}}}}, run))
+	hs := httptest.NewServer(Controller(&Options{Handler: srv, Logger: modQuietLog()}))
+	t.Cleanup(hs.Close)
+	m := &modernServer{t: t, url: hs.URL, srv: srv, hc: hs.Client()}
+	caps := map[string]any{"extensions": map[string]any{ExtTasks: map[string]any{}}}
+	for _, name := range []string{"secret", "apponly", "nosuch"} {
+		for _, hdr := range []map[string]string{{"Mcp-Param-Region": "eu"}, {"Mcp-Param-Region": "us"}} {
+			r := m.do(mreq{method: "tools/call", caps: caps, hdr: hdr,
+				params: map[string]any{"name": name, "arguments": map[string]any{"region": "eu"}}})
+			require.NotNil(t, r.err, "%s: %v", name, r.result)
+			assert.Equal(t, http.StatusOK, r.status, name)
+			assert.Equal(t, -32602, r.err.Code, name)
+			assert.Equal(t, strings.ReplaceAll(`Invalid params: unknown tool: "X"`, "X", name), r.err.Message)
+		}
+	}
+	assert.Zero(t, ran.Load(), "no hidden tool ran, as a call or a task")
+}

@@ -16,9 +16,10 @@ type ServerCapabilities struct {
 	// extension instead and leaves it empty.
 	Tasks        json.RawMessage            `json:"tasks,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
-	// Extensions (2026-07-28) names the extensions the server offers,
-	// each with its settings object; the engine fills it from what is
-	// enabled (tasks, skills) and sends it to 2026-07-28 clients only.
+	// Extensions names the extensions the server offers, each with its
+	// settings object; the engine fills it from what is enabled: tasks
+	// and skills for 2026-07-28 clients only, MCP Apps (ExtUI, once a
+	// View is registered) from 2025-06-18 on.
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 

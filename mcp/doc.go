@@ -30,5 +30,5 @@
 // [Controller]; every bound and its answer, [Limits]; stdio, [ServeStdio];
 // replicas, Options.Cluster and package cluster; stopping, [Endpoint];
 // method middleware, [MethodHandler]; per-caller tools, [Access];
-// telemetry, [Telemetry]; a handler with state of its own, [Handler].
+// telemetry, [Telemetry]; MCP Apps views, [View]; a handler with state of its own, [Handler].
 package mcp

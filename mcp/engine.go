@@ -180,18 +180,12 @@ func (e *engine) ParamHeaders(ctx context.Context, tool, identity string, client
 	if e.params == nil {
 		return nil
 	}
-	h, a := e.params.paramHeaders(tool)
-	if len(h) > 0 && a != nil && a.Hidden {
-		// A tool hidden from the caller has no headers to check, as an
-		// unknown tool: a header mismatch would reveal it.
+	return e.params.paramHeaders(ctx, tool, func() *Request {
 		call := protocol.Call{Method: "tools/call", Revision: protocol.Rev20260728, Identity: identity, Client: client}
 		req := &Request{}
 		e.fill(req, &call, Rev20260728, RequestMeta{})
-		if a.check(ctx, req) == hidden {
-			return nil
-		}
-	}
-	return h
+		return req
+	})
 }
 
 // OnChange implements protocol.Engine.
@@ -369,6 +363,7 @@ func (e *engine) Capabilities(rev Revision) ServerCapabilities {
 	if rev == Rev20260728 {
 		c.Extensions = e.extensions()
 	}
+	c.Extensions = uiCapability(rev, rep, c.Extensions)
 	return c
 }
 

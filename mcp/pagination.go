@@ -49,7 +49,14 @@ type pageSet struct {
 	first   [nRevs][]byte
 	access  []*Access // per item; nil when no item is hidden from anyone
 	gated   bool      // some item has an Access
+	ui      *pageSet  // the list for clients that render views (see View); nil: the same
 }
+
+// isGated reports whether an item of either list has an Access.
+func (p *pageSet) isGated() bool { return p.gated || p.ui != nil && p.ui.gated }
+
+// hides reports whether either list hides an item from some callers.
+func (p *pageSet) hides() bool { return p.access != nil || p.ui != nil && p.ui.access != nil }
 
 // newPageSet builds the list from keyed items whose encodings exist; acc
 // gives an item's Access.
@@ -96,6 +103,9 @@ func (p *pageSet) assemble(r, start int, keys *seal.Keys) []byte {
 // page returns the encoded page after req's cursor, for its revision and
 // its caller.
 func (p *pageSet) page(ctx context.Context, req *ListRequest, keys *seal.Keys) ([]byte, *wire.Error) {
+	if p.ui != nil && req.RendersViews() {
+		p = p.ui
+	}
 	r := revIndex(req.Revision)
 	if req.Cursor == "" && p.access == nil {
 		return p.first[r], nil

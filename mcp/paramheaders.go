@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,10 +10,10 @@ import (
 )
 
 // paramHeaderer is a handler that knows its tools' x-mcp-header
-// annotations (the Server), and the tool's Access; other handlers get no
+// annotations and who may see each tool (the Server); other handlers get no
 // Mcp-Param-* checks.
 type paramHeaderer interface {
-	paramHeaders(tool string) ([]protocol.ParamHeader, *Access)
+	paramHeaders(ctx context.Context, tool string, req func() *Request) []protocol.ParamHeader
 }
 
 func isTchar(c byte) bool {

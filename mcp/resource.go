@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"unicode/utf8"
@@ -13,9 +14,10 @@ import (
 type ResourceFunc func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
 
 type resourceEntry struct {
-	res Resource
-	enc *[nRevs][]byte
-	h   ResourceFunc
+	res  Resource
+	enc  *[nRevs][]byte
+	h    ResourceFunc
+	view bool // an MCP App view: listed to clients that render views
 }
 
 // validURI accepts an absolute URI (RFC 3986: a scheme).
@@ -29,7 +31,9 @@ func validURI(s string) bool {
 
 // AddResource registers a static resource under r.URI (an absolute URI,
 // unique) with a non-empty Name. The Server does not keep r.
-func (s *Server) AddResource(r *Resource, h ResourceFunc) error {
+func (s *Server) AddResource(r *Resource, h ResourceFunc) error { return s.addResource(r, h, false) }
+
+func (s *Server) addResource(r *Resource, h ResourceFunc, view bool) error {
 	if r == nil || !validURI(r.URI) {
 		return fmt.Errorf("%w: resource URI", ErrName)
 	}
@@ -39,7 +43,7 @@ func (s *Server) AddResource(r *Resource, h ResourceFunc) error {
 	if h == nil {
 		return fmt.Errorf("%w: resource %q", ErrNilHandler, r.URI)
 	}
-	ent := &resourceEntry{res: *r, h: h}
+	ent := &resourceEntry{res: *r, h: h, view: view}
 	var err error
 	if ent.res.Access, err = cloneAccess(r.Access); err != nil {
 		return fmt.Errorf("resource %q: %w", r.URI, err)
@@ -55,6 +59,9 @@ func (s *Server) AddResource(r *Resource, h ResourceFunc) error {
 		m[r.URI] = ent
 		sn.resources, sn.resourcePages = m, s.resourcePageSet(m)
 		sn.caps.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+		if view {
+			sn.caps.Extensions = map[string]json.RawMessage{ExtUI: json.RawMessage(`{}`)}
+		}
 		return ResourcesChanged, nil
 	})
 }
@@ -80,14 +87,29 @@ func (s *Server) RemoveResources(uris ...string) int {
 	return n
 }
 
+// resourcePageSet builds resources/list; with views, the list for
+// clients that render them is its ui.
 func (s *Server) resourcePageSet(m map[string]*resourceEntry) *pageSet {
 	keys := make([]string, 0, len(m))
 	ents := make([]*resourceEntry, 0, len(m))
+	views := false
 	for k, v := range m {
-		keys, ents = append(keys, k), append(ents, v)
+		if !v.view {
+			keys, ents = append(keys, k), append(ents, v)
+		}
+		views = views || v.view
 	}
-	return newPageSet('r', "resources", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+	p := newPageSet('r', "resources", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
 		func(i int) *Access { return ents[i].res.Access })
+	if views {
+		keys, ents = keys[:0], ents[:0]
+		for k, v := range m {
+			keys, ents = append(keys, k), append(ents, v)
+		}
+		p.ui = newPageSet('r', "resources", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+			func(i int) *Access { return ents[i].res.Access })
+	}
+	return p
 }
 
 // ListResources implements ResourceHandler.

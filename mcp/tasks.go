@@ -64,7 +64,7 @@ type TaskOptions struct {
 // taskSupporter is a handler that knows its tools' task support (the
 // Server).
 type taskSupporter interface {
-	toolTaskSupport(tool string) (support TaskSupport, deferred bool)
+	toolTaskSupport(ctx context.Context, req *Request, tool string) (support TaskSupport, deferred bool)
 }
 
 const (
@@ -159,7 +159,7 @@ func (e *engine) taskCall(ctx context.Context, call *protocol.Call, req *CallToo
 	if e.tasks == nil || e.taskTools == nil {
 		return protocol.Reply{}, false
 	}
-	support, deferred := e.taskTools.toolTaskSupport(req.Name)
+	support, deferred := e.taskTools.toolTaskSupport(ctx, &req.Request, req.Name)
 	if support == TaskForbidden {
 		return protocol.Reply{}, false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
@@ -34,7 +35,9 @@ type RawToolFunc func(ctx context.Context, req *CallToolRequest) (*CallToolResul
 type toolEntry struct {
 	tool    Tool
 	headers []protocol.ParamHeader // x-mcp-header annotations
-	enc     *[nRevs][]byte
+	enc     *[nRevs][]byte         // as a client that renders no view sees it
+	encUI   *[nRevs][]byte         // with _meta.ui, for one that does (enc when ui is nil)
+	ui      *ToolUI                // its view, from Meta["ui"]
 	input   *compiledSchema
 	output  *compiledSchema
 	call    RawToolFunc
@@ -209,9 +212,24 @@ func (s *Server) addTool(t *Tool, call RawToolFunc) (*toolEntry, error) {
 		}
 		ent.tool.OutputSchema = out
 	}
-	ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &ent.tool, in, out) })
+	if ent.ui, err = toolUI(t.Meta, s.snap.Load().isView); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	plain := ent.tool
+	if ent.ui != nil {
+		ent.tool.Meta = maps.Clone(t.Meta)
+		ent.tool.Meta["ui"] = ent.ui
+		plain.Meta = withoutUI(t.Meta)
+	}
+	ent.enc, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &plain, in, out) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: tool %q: %v", ErrName, t.Name, err)
+	}
+	ent.encUI = ent.enc
+	if ent.ui != nil {
+		if ent.encUI, err = encodeItem(func(e *encoder, rev Revision) { e.tool(rev, &ent.tool, in, out) }); err != nil {
+			return nil, fmt.Errorf("%w: tool %q: %v", ErrName, t.Name, err)
+		}
 	}
 	err = s.update(func(sn *snapshot) (ChangeKind, error) {
 		if _, dup := sn.tools[t.Name]; dup {
@@ -257,14 +275,30 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return c
 }
 
+// toolPageSet builds tools/list; when a tool is linked to a view, the
+// list for clients that render views (with _meta.ui and app-only tools)
+// is its ui.
 func (s *Server) toolPageSet(tools map[string]*toolEntry) *pageSet {
 	keys := make([]string, 0, len(tools))
 	ents := make([]*toolEntry, 0, len(tools))
+	linked := false
 	for k, v := range tools {
-		keys, ents = append(keys, k), append(ents, v)
+		if !v.ui.appOnly() {
+			keys, ents = append(keys, k), append(ents, v)
+		}
+		linked = linked || v.ui != nil
 	}
-	return newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
+	p := newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].enc },
 		func(i int) *Access { return ents[i].tool.Access })
+	if linked {
+		keys, ents = keys[:0], ents[:0]
+		for k, v := range tools {
+			keys, ents = append(keys, k), append(ents, v)
+		}
+		p.ui = newPageSet('t', "tools", s.opts.PageSize, s.keys, keys, func(i int) *[nRevs][]byte { return ents[i].encUI },
+			func(i int) *Access { return ents[i].tool.Access })
+	}
+	return p
 }
 
 // ListTools implements ToolHandler with pre-encoded pages.
@@ -278,14 +312,9 @@ func (s *Server) ListTools(ctx context.Context, req *ListRequest, state any) (*L
 
 // CallTool implements ToolHandler: lookup, argument validation, the tool.
 func (s *Server) CallTool(ctx context.Context, req *CallToolRequest, state any) (*CallToolResult, any, error) {
-	ent := s.snap.Load().tools[req.Name]
-	if ent != nil && ent.tool.Access != nil {
-		switch ent.tool.Access.check(ctx, &req.Request) {
-		case hidden:
-			ent = nil
-		case refused:
-			return nil, state, refusal(ent.tool.Access)
-		}
+	ent, v := s.toolFor(ctx, &req.Request, req.Name)
+	if v == refused {
+		return nil, state, refusal(ent.tool.Access)
 	}
 	if ent == nil {
 		return nil, state, fmt.Errorf("%w: %q", ErrUnknownTool, req.Name)
@@ -316,18 +345,47 @@ func badArguments(req *CallToolRequest, state any, err error) (*CallToolResult, 
 	return nil, state, wire.NewError(wire.InvalidParams, msg)
 }
 
-// paramHeaders implements paramHeaderer: the tool's x-mcp-header
-// annotations, checked against Mcp-Param-* headers in 2026-07-28.
-func (s *Server) paramHeaders(tool string) ([]protocol.ParamHeader, *Access) {
-	if ent := s.snap.Load().tools[tool]; ent != nil {
-		return ent.headers, ent.tool.Access
+// toolFor returns the tool named name as the caller of req meets it:
+// nil when it is unknown or hidden from that caller (an app-only tool to
+// a client that renders no view, an Access it does not pass with Hidden
+// set), with the verdict refused when the caller must step up. Every path
+// that could tell a tool apart from an unknown one asks it.
+func (s *Server) toolFor(ctx context.Context, req *Request, name string) (*toolEntry, verdict) {
+	ent := s.snap.Load().tools[name]
+	if ent == nil || hiddenTool(ent, req) {
+		return nil, hidden
 	}
-	return nil, nil
+	switch v := ent.tool.Access.check(ctx, req); v {
+	case hidden:
+		return nil, v
+	case refused:
+		return ent, v
+	}
+	return ent, allowed
 }
 
-// toolTaskSupport implements taskSupporter.
-func (s *Server) toolTaskSupport(tool string) (TaskSupport, bool) {
-	if ent := s.snap.Load().tools[tool]; ent != nil {
+// paramHeaders implements paramHeaderer: the tool's x-mcp-header
+// annotations, checked against Mcp-Param-* headers in 2026-07-28; none
+// for a tool the caller of req (made on demand, since most tools have no
+// such annotation) does not see.
+func (s *Server) paramHeaders(ctx context.Context, tool string, req func() *Request) []protocol.ParamHeader {
+	ent := s.snap.Load().tools[tool]
+	if ent == nil || len(ent.headers) == 0 {
+		return nil
+	}
+	if ent.tool.Access != nil || ent.ui.appOnly() {
+		if ent, _ = s.toolFor(ctx, req(), tool); ent == nil {
+			return nil // as an unknown tool: a header mismatch would reveal it
+		}
+	}
+	return ent.headers
+}
+
+// toolTaskSupport implements taskSupporter: TaskForbidden for a tool
+// the caller of req does not see or must step up for, whose call then
+// answers as an unknown or refused tool does instead of starting a task.
+func (s *Server) toolTaskSupport(ctx context.Context, req *Request, tool string) (TaskSupport, bool) {
+	if ent, v := s.toolFor(ctx, req, tool); ent != nil && v == allowed {
 		return ent.tool.TaskSupport, ent.tool.DeferTask
 	}
 	return TaskForbidden, false

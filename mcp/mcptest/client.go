@@ -40,7 +40,8 @@ type Options struct {
 	Elicit   func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	Roots    func(ctx context.Context) ([]mcp.Root, error)
 	// Extensions are declared under capabilities.extensions (2026-07-28),
-	// such as mcp.ExtTasks.
+	// such as mcp.ExtTasks; mcp.ExtUI (every revision) is declared with
+	// the view MIME type, as a host that renders MCP App views does.
 	Extensions []string
 	// Server configures the server's side of the connection (identity,
 	// timeouts); nil means defaults.
@@ -151,6 +152,9 @@ func (c *Client) capabilities() json.RawMessage {
 		ext := map[string]any{}
 		for _, e := range c.opts.Extensions {
 			ext[e] = map[string]any{}
+			if e == mcp.ExtUI {
+				ext[e] = map[string]any{"mimeTypes": []string{mcp.ViewMIMEType}}
+			}
 		}
 		caps["extensions"] = ext
 	}
