@@ -20,13 +20,17 @@ GO_FLOOR ?= go1.25.0
 # The modules staticcheck reads: the library's, and interop's tests.
 LINT_MODULES ?= . mcpredis example_app interop
 
+# The public modules and the files under api/ that record their exported
+# API (see internal/cmd/apicheck).
+API_FILES ?= .=api/saguaro.txt mcpredis=api/mcpredis.txt
+
 # The spec revisions whose requirement sets the conformance suite runs.
 REVISIONS ?= 2025-11-25 2026-07-28
 
-.PHONY: test fmt-check vet go-floor staticcheck redis postgres unit interop deploy-check tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
+.PHONY: test fmt-check vet api api-check go-floor staticcheck redis postgres unit interop deploy-check tools conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster $(REVISIONS:%=conformance-%) $(REVISIONS:%=conformance-%-cluster) bench bench-cluster soak soak-short
 
 # staticcheck comes last: a lint finding must not hide the tests' verdict.
-test: fmt-check vet go-floor unit interop deploy-check soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster staticcheck
+test: fmt-check vet api-check go-floor unit interop deploy-check soak-short conformance-authorization conformance conformance-alpha conformance-cluster conformance-alpha-cluster conformance-rediscluster conformance-alpha-rediscluster conformance-revisions conformance-revisions-cluster staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -38,13 +42,27 @@ vet:
 	cd mcpredis && $(GO) vet ./...
 	cd example_app && $(GO) vet ./...
 
+# The exported API of each public module, recorded in api/: `make api`
+# writes the files; `make api-check` fails when the code's API differs
+# from them, printing each difference as compatible or incompatible. A
+# change to the API is made on purpose: record it with `make api`, commit
+# api/, and add a line to CHANGELOG.md.
+api:
+	$(GO) run ./internal/cmd/apicheck -w $(API_FILES)
+
+api-check:
+	$(GO) run ./internal/cmd/apicheck $(API_FILES)
+
 # The core module's floor, proved with that Go itself: the $(GO_FLOOR)
 # toolchain (fetched once from the Go module proxy into the module cache)
-# builds and vets every package of the core, tests included. GOWORK=off: a
-# go.work above the repository must not change what is proved.
+# builds and vets every package of the core, tests included, and reads the
+# same API from it as api/saguaro.txt records (the file does not depend on
+# the Go that writes it). GOWORK=off: a go.work above the repository must
+# not change what is proved.
 go-floor:
 	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) version
 	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) build ./... && GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) vet ./...
+	GOWORK=off GOTOOLCHAIN=$(GO_FLOOR) $(GO) run ./internal/cmd/apicheck .=api/saguaro.txt
 
 # staticcheck over every package of $(LINT_MODULES), at the version pinned
 # in .ci/staticcheck.sh, which installs it into .tools/ (go install with

@@ -14,7 +14,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/saguaro-go/saguaro v0.0.0-00010101000000-000000000000
+	github.com/saguaro-go/saguaro v0.1.0
 	github.com/saguaro-go/saguaro/mcpredis v0.0.0-00010101000000-000000000000
 	github.com/tmaxmax/go-sse v0.12.0
 	go.opentelemetry.io/otel/sdk v1.46.0

@@ -17,7 +17,7 @@ require (
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/common v0.70.1
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/saguaro-go/saguaro v0.0.0-00010101000000-000000000000
+	github.com/saguaro-go/saguaro v0.1.0
 	github.com/saguaro-go/saguaro/mcpredis v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	github.com/zitadel/oidc/v3 v3.52.0

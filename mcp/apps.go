@@ -90,6 +90,9 @@ var ErrView = errors.New("mcp: invalid view")
 // is the host's). Removing a view (Server.RemoveResources) leaves the
 // tools linked to it, which hosts then cannot render. The view's calls
 // run with the scopes of the host's token, like the model's.
+//
+// Experimental: the API of MCP Apps is new and may change in a minor
+// release, as the extensions policy (docs/policies/protocol.md) says.
 type View struct {
 	// URI names the view: ui://<server>/<view>, unique in the server.
 	URI string

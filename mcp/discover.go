@@ -54,7 +54,7 @@ func (e *engine) identity() (info json.RawMessage, instructions string) {
 			}()
 			res, _, _ = e.h.Initialize(context.Background(), req, nil)
 		}()
-		impl := Implementation{Name: "mcp-server", Version: "0"}
+		impl := defaultImplementation()
 		if res != nil && res.ServerInfo.Name != "" {
 			impl = res.ServerInfo
 			e.instructions = res.Instructions

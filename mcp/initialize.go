@@ -1,7 +1,11 @@
 package mcp
 
+import "github.com/saguaro-go/saguaro/internal/version"
+
 // Implementation names a client or server (clientInfo, serverInfo). Name
 // and Version are required; Title since 2025-06-18, the rest since 2025-11-25.
+// A server that leaves Name empty is named "saguaro" with the library's
+// release as its Version, so its serverInfo is never empty.
 type Implementation struct {
 	Name        string `json:"name"`
 	Version     string `json:"version"`
@@ -9,6 +13,12 @@ type Implementation struct {
 	Description string `json:"description,omitempty"`
 	WebsiteURL  string `json:"websiteUrl,omitempty"`
 	Icons       []Icon `json:"icons,omitempty"`
+}
+
+// defaultImplementation names a server that names no one else: the
+// library, at its release.
+func defaultImplementation() Implementation {
+	return Implementation{Name: "saguaro", Version: version.Version}
 }
 
 // InitializeParams are the client's initialize params.

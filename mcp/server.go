@@ -139,8 +139,12 @@ type snapshot struct {
 	caps ServerCapabilities
 }
 
-// NewServer returns an empty Server.
+// NewServer returns an empty Server. info is its serverInfo; with an
+// empty Name the server is named "saguaro" at the library's release.
 func NewServer(info Implementation, opts *ServerOptions) *Server {
+	if info.Name == "" {
+		info = defaultImplementation()
+	}
 	s := &Server{info: info, hooks: map[int]func(Change){}}
 	if opts != nil {
 		s.opts = *opts

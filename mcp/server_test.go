@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/saguaro-go/saguaro/internal/version"
 )
 
 func TestServerChangesAreObservableAndConcurrent(t *testing.T) {
@@ -105,5 +108,33 @@ func TestServerCapabilitiesFollowRegistration(t *testing.T) {
 	}
 	if out, _ := roundTrip(t, e, Rev20251125, req("2", "tools/list", ""), nil); out != resultOf("2", `{"tools":[]}`) {
 		t.Errorf("empty tools/list: %s", out)
+	}
+}
+
+// unnamed is a Handler whose initialize answer names no server.
+type unnamed struct{}
+
+func (unnamed) Initialize(context.Context, *InitializeRequest, any) (*InitializeResult, any, error) {
+	return &InitializeResult{}, nil, nil
+}
+
+// A server that names no one else is the library at its release, in the
+// initialize answer and in 2026-07-28's serverInfo alike: MCP requires a
+// name and a version.
+func TestUnnamedServerIsTheLibrary(t *testing.T) {
+	want := `"serverInfo":{"name":"saguaro","version":"` + version.Version + `"}`
+	e := newEngine(NewServer(Implementation{}, nil), engineOptions{})
+	out, _ := roundTrip(t, e, 0, req("1", "initialize", fmt.Sprintf(initParams, "2025-11-25")), nil)
+	if !strings.Contains(out, want) {
+		t.Errorf("NewServer with no name: %s", out)
+	}
+	info, _ := newEngine(unnamed{}, engineOptions{}).identity()
+	if string(info) != `{"name":"saguaro","version":"`+version.Version+`"}` {
+		t.Errorf("a handler that names no server: %s", info)
+	}
+	named := NewServer(Implementation{Name: "tasks"}, nil)
+	out, _ = roundTrip(t, newEngine(named, engineOptions{}), 0, req("1", "initialize", fmt.Sprintf(initParams, "2025-11-25")), nil)
+	if !strings.Contains(out, `"serverInfo":{"name":"tasks","version":""}`) {
+		t.Errorf("a named server keeps its own identity, even without a version: %s", out)
 	}
 }

@@ -31,6 +31,9 @@ var ErrSkill = errors.New("mcp: invalid skill")
 // Skill is an Agent Skill: a SKILL.md and the files beside it. AddSkill
 // serves each file as the resource skill://<Path>/<file> and advertises
 // the skills extension.
+//
+// Experimental: the skills extension still changes, and this API may
+// change with it in a minor release (docs/policies/protocol.md).
 type Skill struct {
 	// Path is where the skill lives under skill://: "pdf-processing" or
 	// "acme/pdf-processing". Its last segment must equal the name in the

@@ -45,6 +45,11 @@ const (
 
 // TaskOptions configures the tasks extension ([ServerOptions.Tasks]). Zero
 // fields take the defaults.
+//
+// Experimental: the tasks extension still changes, and its API here
+// (TaskOptions, [Tool.TaskSupport], [Tool.DeferTask],
+// [CallToolRequest.StartTask]) may change with it in a minor release
+// (docs/policies/protocol.md).
 type TaskOptions struct {
 	// TTL is how long a task stays readable with tasks/get after it
 	// ended (its ttlMs); default 1 hour.

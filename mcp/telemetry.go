@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/saguaro-go/saguaro/internal/jsonstr"
+	"github.com/saguaro-go/saguaro/internal/version"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/streamable"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -132,10 +133,10 @@ func newTelemetry(t *Telemetry, transport string) (*telemetry, error) {
 		tel.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
 	if t.TracerProvider != nil {
-		tel.tracer = t.TracerProvider.Tracer(instrumentationName)
+		tel.tracer = t.TracerProvider.Tracer(instrumentationName, trace.WithInstrumentationVersion(version.Version))
 	}
 	if t.MeterProvider != nil {
-		m := t.MeterProvider.Meter(instrumentationName)
+		m := t.MeterProvider.Meter(instrumentationName, metric.WithInstrumentationVersion(version.Version))
 		var err error
 		if tel.opDuration, err = mcpconv.NewServerOperationDuration(m); err != nil {
 			return nil, fmt.Errorf("mcp: telemetry: %w", err)

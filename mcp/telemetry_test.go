@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/saguaro-go/saguaro/internal/version"
 	"github.com/saguaro-go/saguaro/mcp/cluster"
 	"github.com/saguaro-go/saguaro/mcp/internal/protocol"
 	"github.com/saguaro-go/saguaro/mcp/internal/wire"
@@ -116,6 +117,8 @@ func TestTelemetryLegacySpans(t *testing.T) {
 
 	init := rec.span(t, "initialize")
 	assert.Equal(t, trace.SpanKindServer, init.SpanKind)
+	assert.Equal(t, instrumentationName, init.InstrumentationScope.Name)
+	assert.Equal(t, version.Version, init.InstrumentationScope.Version, "the scope names the library's release")
 	a := attrMap(init.Attributes)
 	assert.Equal(t, "initialize", a["mcp.method.name"])
 	assert.Equal(t, "0", a["jsonrpc.request.id"])
@@ -294,6 +297,8 @@ func TestTelemetryMetrics(t *testing.T) {
 		for i := range sm.Metrics {
 			if sm.Metrics[i].Name == "mcp.server.operation.duration" {
 				op = &sm.Metrics[i]
+				assert.Equal(t, instrumentationName, sm.Scope.Name)
+				assert.Equal(t, version.Version, sm.Scope.Version, "the scope names the library's release")
 			}
 		}
 	}

@@ -6,7 +6,7 @@ replace github.com/saguaro-go/saguaro => ../
 
 require (
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/saguaro-go/saguaro v0.0.0-00010101000000-000000000000
+	github.com/saguaro-go/saguaro v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
