@@ -33,6 +33,7 @@ type exampleApp struct {
 	data    string
 	replica string // with EXAMPLE_BASE_URL: this replica's own URL
 	signIn  string // the "sign-in:" line it printed
+	debug   string // with -debug-addr: its listener's base URL
 	done    chan struct{}
 	err     error
 	stderr  *lockedWriter
@@ -97,6 +98,9 @@ func runExampleApp(t *testing.T, env []string, args ...string) *exampleApp {
 			}
 			if strings.HasPrefix(line, "sign-in:") {
 				app.signIn = line
+			}
+			if rest, ok := strings.CutPrefix(line, "debug listener on "); ok {
+				app.debug = strings.TrimSuffix(rest, "/debug/")
 			}
 			if rest, ok := strings.CutPrefix(line, "example_app listening on "); ok {
 				app.base, _, _ = strings.Cut(rest, " ")
