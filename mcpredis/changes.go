@@ -115,7 +115,7 @@ func (c *Cluster) announcer(ctx context.Context) {
 	a := &c.ann
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	failing := false
+	out := outage{log: c.log, waiting: "mcpredis: registry changes wait for Redis", resumed: "mcpredis: registry changes go out again"}
 	for {
 		queued, leading, following, next := a.take(time.Now())
 		if len(queued)+len(leading)+len(following) == 0 {
@@ -142,20 +142,8 @@ func (c *Cluster) announcer(ctx context.Context) {
 		if len(following) > 0 {
 			err = errors.Join(err, c.checkBatch(ctx, following))
 		}
-		switch {
-		case err != nil && ctx.Err() == nil:
-			if !failing {
-				c.log.Warn("mcpredis: registry changes wait for Redis", slog.Any("err", err))
-			}
-			failing = true
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-		case err == nil && failing:
-			c.log.Info("mcpredis: registry changes go out again")
-			failing = false
+		if !out.after(ctx, err) {
+			return
 		}
 	}
 }

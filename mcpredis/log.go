@@ -69,7 +69,7 @@ func (p *persister) flush(ctx context.Context) {
 func (c *Cluster) persist(ctx context.Context) {
 	defer c.done.Done()
 	p := &c.store
-	failing := false
+	out := outage{log: c.log, waiting: "mcpredis: session logs wait for Redis", resumed: "mcpredis: session logs are written again"}
 	for {
 		p.mu.Lock()
 		n := min(len(p.queue), 4*batchSize)
@@ -98,20 +98,8 @@ func (c *Cluster) persist(ctx context.Context) {
 			p.queue = append(batch, p.queue...)
 		}
 		p.mu.Unlock()
-		switch {
-		case err != nil && ctx.Err() == nil:
-			if !failing {
-				c.log.Warn("mcpredis: session logs wait for Redis", slog.Any("err", err))
-			}
-			failing = true
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-		case err == nil && failing:
-			failing = false
-			c.log.Info("mcpredis: session logs are written again")
+		if !out.after(ctx, err) {
+			return
 		}
 	}
 }
