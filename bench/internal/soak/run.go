@@ -11,7 +11,8 @@
 //
 //   - after the load stops and the idle timeouts pass, goroutines and
 //     file descriptors are back to their baseline (taken after a warm-up,
-//     before the load), and the heap is within 10% of its baseline, each
+//     before the load), and the heap is within 10% of its baseline (the
+//     buffers of pooled connections to Redis and PostgreSQL apart), each
 //     after a forced collection;
 //   - no task whose creation a client was told succeeded is missing from
 //     the board at the end;
