@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,11 +180,48 @@ type session struct {
 // replicas, with 32 keep-alive connections.
 func (c *scaleCluster) openSessions(n int) ([]session, error) {
 	out := make([]session, n)
+	err := c.eachOnReplicas(32, n, func(w, i int, conn func(r int) (*mcpconn.Conn, error)) error {
+		r := i % len(c.eps)
+		cn, err := conn(r)
+		if err != nil {
+			return err
+		}
+		if err := cn.Initialize(int64(w)<<32|int64(i), true); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+		out[i] = session{id: cn.Session(), owner: r}
+		return nil
+	})
+	return out, err
+}
+
+// subscribe subscribes the sessions to scaleURI, each through its owner.
+func (c *scaleCluster) subscribe(ss []session) error {
+	return c.eachOnReplicas(16, len(ss), func(_, i int, conn func(r int) (*mcpconn.Conn, error)) error {
+		s := ss[i]
+		cn, err := conn(s.owner)
+		if err != nil {
+			return err
+		}
+		cn.SetSession(s.id)
+		r, _, err := cn.Do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"`+scaleURI+`"}}`))
+		if err == nil && (r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result"`)) {
+			err = fmt.Errorf("resources/subscribe: %d %s", r.Status, r.Body)
+		}
+		return err
+	})
+}
+
+// eachOnReplicas runs do for i in [0, n) on workers goroutines, each with
+// its own keep-alive connection to every replica (conn(r), dialled on
+// first use). A worker stops at its first error; the first error of all
+// is returned.
+func (c *scaleCluster) eachOnReplicas(workers, n int, do func(w, i int, conn func(r int) (*mcpconn.Conn, error)) error) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
-	for w := range 32 {
+	for w := range workers {
 		wg.Go(func() {
 			conns := make([]*mcpconn.Conn, len(c.eps))
 			defer func() {
@@ -193,82 +231,24 @@ func (c *scaleCluster) openSessions(n int) ([]session, error) {
 					}
 				}
 			}()
+			conn := func(r int) (*mcpconn.Conn, error) {
+				if conns[r] == nil {
+					cn, err := mcpconn.Dial(c.eps[r], 30*time.Second)
+					if err != nil {
+						return nil, err
+					}
+					conns[r] = cn
+				}
+				return conns[r], nil
+			}
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					return
 				}
-				r := i % len(c.eps)
-				if conns[r] == nil {
-					var err error
-					if conns[r], err = mcpconn.Dial(c.eps[r], 30*time.Second); err != nil {
-						mu.Lock()
-						failed = cmpErr(failed, err)
-						mu.Unlock()
-						return
-					}
-				}
-				if err := conns[r].Initialize(int64(w)<<32|int64(i), true); err != nil {
+				if err := do(w, i, conn); err != nil {
 					mu.Lock()
-					failed = cmpErr(failed, fmt.Errorf("initialize: %w", err))
-					mu.Unlock()
-					return
-				}
-				out[i] = session{id: conns[r].Session(), owner: r}
-			}
-		})
-	}
-	wg.Wait()
-	return out, failed
-}
-
-func cmpErr(old, err error) error {
-	if old != nil {
-		return old
-	}
-	return err
-}
-
-// subscribe subscribes the sessions to scaleURI, each through its owner.
-func (c *scaleCluster) subscribe(ss []session) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed error
-	for range 16 {
-		wg.Go(func() {
-			conns := make([]*mcpconn.Conn, len(c.eps))
-			defer func() {
-				for _, cn := range conns {
-					if cn != nil {
-						cn.Close()
-					}
-				}
-			}()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(ss) {
-					return
-				}
-				s := ss[i]
-				if conns[s.owner] == nil {
-					var err error
-					if conns[s.owner], err = mcpconn.Dial(c.eps[s.owner], 30*time.Second); err != nil {
-						mu.Lock()
-						failed = cmpErr(failed, err)
-						mu.Unlock()
-						return
-					}
-				}
-				cn := conns[s.owner]
-				cn.SetSession(s.id)
-				r, _, err := cn.Do(http.MethodPost, []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"`+scaleURI+`"}}`))
-				if err == nil && (r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result"`)) {
-					err = fmt.Errorf("resources/subscribe: %d %s", r.Status, r.Body)
-				}
-				if err != nil {
-					mu.Lock()
-					failed = cmpErr(failed, err)
+					failed = cmp.Or(failed, err)
 					mu.Unlock()
 					return
 				}
@@ -355,7 +335,7 @@ func (c *scaleCluster) follow(ctx context.Context, ss []session) ([]*follower, e
 	}
 	var failed error
 	for range ss {
-		failed = cmpErr(failed, <-errs)
+		failed = cmp.Or(failed, <-errs)
 	}
 	return out, failed
 }
